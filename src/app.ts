@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Kysely } from 'kysely';
+import type { Config } from './config.js';
+import type { Database } from './db/schema.js';
+import { installErrorHandling } from './http/error-handler.js';
+import { createLogger } from './http/logger.js';
+import { RouteRegistry } from './http/route-registry.js';
+import { type Clock, systemClock } from './lib/clock.js';
+import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
+import { platformRoutes } from './modules/platform/platform.routes.js';
+
+/** Everything the application needs, passed in rather than found in globals. */
+export interface AppDeps {
+  config: Config;
+  db: Kysely<Database>;
+  clock: Clock;
+}
+
+export interface BuildAppOptions {
+  config: Config;
+  db: Kysely<Database>;
+  clock?: Clock;
+  logger?: FastifyBaseLogger;
+}
+
+/** JSON and form bodies up to 1 MiB (CONTRACT.md §1); larger ones get 413 `payload_too_large`. */
+const BODY_LIMIT = 1024 * 1024;
+
+/** Builds the application without listening: the server and every test use this. */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const deps: AppDeps = { config: options.config, db: options.db, clock: options.clock ?? systemClock };
+  const app = Fastify({
+    loggerInstance: options.logger ?? (createLogger(options.config) as FastifyBaseLogger),
+    bodyLimit: BODY_LIMIT,
+    trustProxy: options.config.TRUST_PROXY,
+    // Request ids are ours: an id sent by the caller is not trusted into our logs.
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    // Our own onRequest hook answers 503 in the contract's shape while draining.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    routerOptions: { maxParamLength: 200 },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const registry = new RouteRegistry();
+  app.addHook('onRoute', registry.onRoute);
+  installErrorHandling(app, registry);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(formbody, { bodyLimit: BODY_LIMIT });
+  await app.register(platformRoutes, deps);
+  await app.register(catalogueRoutes, { registry });
+  return app;
+}

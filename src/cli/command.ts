@@ -1,0 +1,62 @@
+import type { ParseArgsConfig } from 'node:util';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.js';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+
+/** What a command runs against: the same database and services as the server. */
+export interface CommandContext {
+  db: Kysely<Database>;
+  config: Config;
+  clock: Clock;
+  /** Standard input, read by the caller only when the command asks for it (`--password-stdin`). */
+  stdin?: string;
+}
+
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+
+export interface ParsedArgs {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+export interface Command {
+  /** The words that name it: `users create`. */
+  name: string;
+  /** One line of arguments for the usage text. */
+  usage: string;
+  summary: string;
+  options: OptionSpec;
+  /** How many positional arguments it takes (after its name). */
+  positionals?: number;
+  run(ctx: CommandContext, args: ParsedArgs): Promise<object>;
+  /** Human-readable output; JSON with `--json`. Default: an indented listing of the result. */
+  text?(result: object): string;
+}
+
+/** A usage mistake: printed with the command's usage line. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Reads a string option. */
+export function str(args: ParsedArgs, name: string): string | undefined {
+  const value = args.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** Reads a required string option. */
+export function required(args: ParsedArgs, name: string): string {
+  const value = str(args, name);
+  if (value === undefined) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+/** Reads an option spelled `true` or `false`. */
+export function bool(args: ParsedArgs, name: string): boolean | undefined {
+  const value = str(args, name);
+  if (value === undefined) return undefined;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new UsageError(`--${name} must be true or false`);
+}

@@ -1,0 +1,118 @@
+import { chmod, unlink } from 'node:fs/promises';
+import net from 'node:net';
+import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import type { CommandContext } from './command.js';
+import { type CommandOutput, runCommand } from './run-command.js';
+
+/**
+ * The local channel through which the `idp` CLI hands a command to the running server when the
+ * database is embedded: a PGlite directory can be open in one process only (CONTRACT.md §2).
+ *
+ * A Unix socket inside DATA_DIR, readable by its owner only: no network port is opened. One
+ * connection carries one command: the client writes one JSON line `{argv, stdin}`, the server runs
+ * the same code the CLI would and answers one JSON line `{exitCode, stdout, stderr}`.
+ */
+export interface ControlRequest {
+  argv: string[];
+  stdin?: string;
+}
+
+const MAX_REQUEST_BYTES = 1024 * 1024;
+
+export interface ControlServer {
+  close(): Promise<void>;
+}
+
+export async function startControlServer(
+  socketPath: string,
+  ctx: Omit<CommandContext, 'stdin'>,
+  logger?: Logger,
+): Promise<ControlServer> {
+  // The caller holds the data-directory lock, so a socket file left here is a crashed server's.
+  await unlink(socketPath).catch(() => undefined);
+  const server = net.createServer((socket) => {
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.on('error', () => socket.destroy());
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      if (buffer.length > MAX_REQUEST_BYTES) {
+        socket.destroy();
+        return;
+      }
+      const newline = buffer.indexOf('\n');
+      if (newline === -1) return;
+      socket.removeAllListeners('data');
+      void answer(buffer.slice(0, newline)).then((output) => socket.end(`${JSON.stringify(output)}\n`));
+    });
+  });
+
+  const answer = async (line: string): Promise<CommandOutput> => {
+    let request: ControlRequest;
+    try {
+      request = JSON.parse(line) as ControlRequest;
+      if (!Array.isArray(request.argv) || !request.argv.every((arg) => typeof arg === 'string'))
+        throw new Error();
+    } catch {
+      return { exitCode: 1, stdout: '', stderr: 'idp: malformed control request\n' };
+    }
+    try {
+      return await runCommand(request.argv, { ...ctx, stdin: request.stdin });
+    } catch (error) {
+      logger?.error({ err: error, command: request.argv.slice(0, 2).join(' ') }, 'control command failed');
+      const reason = isDatabaseUnavailable(error)
+        ? 'the database is unavailable'
+        : 'internal error (see the server log)';
+      return { exitCode: 1, stdout: '', stderr: `idp: ${reason}\n` };
+    }
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+  await chmod(socketPath, 0o600);
+  server.unref();
+  return {
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        unlink(socketPath).catch(() => undefined);
+      }),
+  };
+}
+
+/**
+ * Sends a command to the server listening on `socketPath`.
+ * Resolves undefined when no server answers there (no socket, or a stale one).
+ */
+export function sendControlRequest(
+  socketPath: string,
+  request: ControlRequest,
+): Promise<CommandOutput | undefined> {
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection(socketPath);
+    let connected = false;
+    let response = '';
+    socket.setEncoding('utf8');
+    socket.on('connect', () => {
+      connected = true;
+      socket.write(`${JSON.stringify(request)}\n`);
+    });
+    socket.on('data', (chunk: string) => {
+      response += chunk;
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (!connected && ['ENOENT', 'ECONNREFUSED', 'ENOTSOCK'].includes(error.code ?? '')) resolve(undefined);
+      else reject(error);
+    });
+    socket.on('end', () => {
+      try {
+        resolve(JSON.parse(response) as CommandOutput);
+      } catch {
+        reject(new Error('the server closed the control connection without an answer'));
+      }
+    });
+  });
+}

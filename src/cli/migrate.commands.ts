@@ -1,0 +1,16 @@
+import { migrateToLatest } from '../db/migrate.js';
+import type { Command } from './command.js';
+
+export const migrateCommands: Command[] = [
+  {
+    name: 'migrate',
+    usage: 'idp migrate',
+    summary: 'Apply pending database migrations',
+    options: {},
+    run: async (ctx) => ({ applied: await migrateToLatest(ctx.db) }),
+    text: (result) => {
+      const { applied } = result as { applied: string[] };
+      return applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the database is up to date';
+    },
+  },
+];

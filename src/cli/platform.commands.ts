@@ -1,0 +1,33 @@
+import { openIncident, resolveIncident, setPlatformStatus } from '../modules/platform/platform.service.js';
+import { type Command, required, str } from './command.js';
+
+export const platformCommands: Command[] = [
+  {
+    name: 'status set',
+    usage: 'idp status set operational|degraded|maintenance [--message M]',
+    summary: 'Set the overall platform status shown at /api/v1/platform/status',
+    options: { message: { type: 'string' } },
+    positionals: 1,
+    run: (ctx, args) => setPlatformStatus(ctx.db, ctx.clock, args.positionals[0] ?? '', str(args, 'message')),
+  },
+  {
+    name: 'incidents open',
+    usage: 'idp incidents open --title T [--message M] [--severity minor|major|critical]',
+    summary: 'Open an incident (listed by the platform status until resolved)',
+    options: { title: { type: 'string' }, message: { type: 'string' }, severity: { type: 'string' } },
+    run: (ctx, args) =>
+      openIncident(ctx.db, ctx.clock, {
+        title: required(args, 'title'),
+        message: str(args, 'message'),
+        severity: str(args, 'severity') as 'minor' | 'major' | 'critical' | undefined,
+      }),
+  },
+  {
+    name: 'incidents resolve',
+    usage: 'idp incidents resolve ID',
+    summary: 'Resolve an open incident',
+    options: {},
+    positionals: 1,
+    run: (ctx, args) => resolveIncident(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+  },
+];

@@ -1,0 +1,112 @@
+import { parseArgs } from 'node:util';
+import { ApiError } from '../lib/errors.js';
+import { clientCommands } from './clients.commands.js';
+import { type Command, type CommandContext, type ParsedArgs, UsageError } from './command.js';
+import { migrateCommands } from './migrate.commands.js';
+import { formatListing } from './output.js';
+import { platformCommands } from './platform.commands.js';
+import { userCommands } from './users.commands.js';
+
+export const commands: readonly Command[] = [
+  ...migrateCommands,
+  ...userCommands,
+  ...clientCommands,
+  ...platformCommands,
+];
+
+/** What a command printed and how it ended; the same whether it ran here or in the server. */
+export interface CommandOutput {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function helpText(): string {
+  const lines = commands.map((command) => `  ${command.usage}\n      ${command.summary}`);
+  return [
+    'idp: the operator CLI of the identity provider',
+    '',
+    'Usage: idp <command> [options] [--json]',
+    '',
+    ...lines,
+    '',
+    'Every command takes --json: print exactly one JSON object on stdout. Errors go to stderr, exit status 1.',
+    "It uses the server's DATABASE_URL / DATA_DIR; with the embedded database it talks to a running server.",
+  ].join('\n');
+}
+
+export interface PreparedCommand {
+  command: Command;
+  args: ParsedArgs;
+  json: boolean;
+}
+
+/** Finds the command named by argv and parses its options; no database is needed for this. */
+export function prepareCommand(argv: readonly string[]): PreparedCommand | CommandOutput {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    return {
+      exitCode: argv.length === 0 ? 1 : 0,
+      stdout: argv.length === 0 ? '' : `${helpText()}\n`,
+      stderr: argv.length === 0 ? `${helpText()}\n` : '',
+    };
+  }
+  const command =
+    commands.find((c) => c.name === `${argv[0]} ${argv[1]}`) ?? commands.find((c) => c.name === argv[0]);
+  if (!command) {
+    return failure(`unknown command "${argv.slice(0, 2).join(' ')}"; run "idp --help" for the list`);
+  }
+  const rest = argv.slice(command.name.split(' ').length);
+  try {
+    const parsed = parseArgs({
+      args: [...rest],
+      options: { ...command.options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    const json = parsed.values.json === true;
+    if (parsed.values.help)
+      return { exitCode: 0, stdout: `${command.usage}\n  ${command.summary}\n`, stderr: '' };
+    const expected = command.positionals ?? 0;
+    if (parsed.positionals.length !== expected) {
+      throw new UsageError(
+        expected === 0
+          ? `unexpected argument "${parsed.positionals[0]}"`
+          : `expected ${expected} argument${expected > 1 ? 's' : ''}, got ${parsed.positionals.length}`,
+      );
+    }
+    return {
+      command,
+      json,
+      args: { values: parsed.values as ParsedArgs['values'], positionals: parsed.positionals },
+    };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return failure(
+      `${message.replace(/\. To specify a positional argument.*$/s, '')}\nusage: ${command.usage}`,
+    );
+  }
+}
+
+function failure(message: string): CommandOutput {
+  return { exitCode: 1, stdout: '', stderr: `idp: ${message}\n` };
+}
+
+/** Runs a prepared command against a database and renders its output. */
+export async function executeCommand(prepared: PreparedCommand, ctx: CommandContext): Promise<CommandOutput> {
+  const { command, args, json } = prepared;
+  try {
+    const result = await command.run(ctx, args);
+    const stdout = json ? JSON.stringify(result) : (command.text ?? formatListing)(result);
+    return { exitCode: 0, stdout: `${stdout}\n`, stderr: '' };
+  } catch (error) {
+    if (error instanceof UsageError) return failure(`${error.message}\nusage: ${command.usage}`);
+    if (error instanceof ApiError) return failure(error.description);
+    throw error;
+  }
+}
+
+/** Parses and runs argv: what the CLI does directly and what the server does for a forwarded command. */
+export async function runCommand(argv: readonly string[], ctx: CommandContext): Promise<CommandOutput> {
+  const prepared = prepareCommand(argv);
+  return 'exitCode' in prepared ? prepared : executeCommand(prepared, ctx);
+}

@@ -1,0 +1,190 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every setting of the service, read once from the environment (CONTRACT.md §1).
+ *
+ * Each entry carries a description: it is the single source of the configuration reference in the
+ * README, so a setting cannot exist without being documented.
+ */
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const perMinute = (fallback: number) => integer(0, 1_000_000).default(fallback);
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (
+        (url.protocol === 'http:' || url.protocol === 'https:') && !url.search && !url.hash && !url.username
+      );
+    } catch {
+      return false;
+    }
+  }, 'must be an absolute http(s) URL without query, fragment or credentials')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+/**
+ * TRUST_PROXY as Fastify takes it: off, on (trust every hop), or the proxies' addresses/CIDRs.
+ * Naming the proxies is the safe choice: only they can set X-Forwarded-For.
+ */
+const trustProxy = z
+  .string()
+  .trim()
+  .transform((value, ctx): boolean | string[] => {
+    if (value === '' || value === 'false' || value === '0') return false;
+    if (value === 'true' || value === '1') return true;
+    const entries = value.split(',').map((entry) => entry.trim());
+    if (entries.every((entry) => /^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(entry) || entry === 'loopback'))
+      return entries;
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be true, false, or a comma-separated list of proxy addresses/CIDRs',
+    });
+    return z.NEVER;
+  });
+
+export const settings = {
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'], { message: 'must be development, production or test' })
+    .default('development')
+    .describe('`production` refuses insecure defaults (see below).'),
+  HOST: z
+    .string()
+    .trim()
+    .min(1)
+    .default('127.0.0.1')
+    .describe('Address to listen on (the Docker image sets `0.0.0.0`).'),
+  PORT: integer(0, 65535).default(3000).describe('TCP port to listen on.'),
+  PUBLIC_URL: httpUrl
+    .optional()
+    .describe('External base URL; the OIDC issuer and `{base_url}`. Default `http://localhost:$PORT`.'),
+  DATABASE_URL: z
+    .string()
+    .trim()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional()
+    .describe('PostgreSQL connection URL. Unset: embedded PGlite under `DATA_DIR`.'),
+  DATA_DIR: z
+    .string()
+    .trim()
+    .min(1)
+    .default('./data')
+    .transform((value) => path.resolve(value))
+    .describe('Where the embedded database lives (only without `DATABASE_URL`).'),
+  DATABASE_POOL_MAX: integer(1, 1000)
+    .default(10)
+    .describe('Connections in the PostgreSQL pool, per instance.'),
+  DATABASE_STATEMENT_TIMEOUT_MS: integer(0, 3_600_000)
+    .default(10_000)
+    .describe('PostgreSQL statement timeout in milliseconds (`0` turns it off).'),
+  REDIS_URL: z
+    .string()
+    .trim()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional()
+    .describe('Shared rate-limit store when several instances run.'),
+  COOKIE_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe('Secret for signed cookies; required in production.'),
+  TRUST_PROXY: trustProxy
+    .default(false)
+    .describe(
+      'Honour `X-Forwarded-For`/`-Proto` from: `false` (default), `true` (any peer), or proxy addresses/CIDRs.',
+    ),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      message: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info')
+    .describe('pino log level.'),
+  SHUTDOWN_TIMEOUT_MS: integer(0, 600_000)
+    .default(10_000)
+    .describe('How long a SIGTERM waits for in-flight requests before closing anyway.'),
+  RATE_LIMIT_PUBLIC_PER_MIN: perMinute(300).describe(
+    'Per client IP on public routes and 404s; `0` turns it off.',
+  ),
+  RATE_LIMIT_TOKEN_PER_MIN: perMinute(600).describe('Per client at the token endpoint; `0` turns it off.'),
+  RATE_LIMIT_SIGNIN_PER_MIN: perMinute(10).describe(
+    'Per account and per IP at sign-in and mobile verify; `0` turns it off.',
+  ),
+  RATE_LIMIT_BEARER_PER_MIN: perMinute(1200).describe('Per access token; `0` turns it off.'),
+} as const;
+
+const schema = z.object(settings);
+
+type Parsed = z.output<typeof schema>;
+
+export type Config = Readonly<
+  Omit<Parsed, 'PUBLIC_URL' | 'COOKIE_SECRET'> & {
+    PUBLIC_URL: string;
+    COOKIE_SECRET: string;
+    /** True when COOKIE_SECRET was not set and the development default is in use. */
+    cookieSecretIsDefault: boolean;
+  }
+>;
+
+/** A development-only secret; `NODE_ENV=production` refuses to start with it. */
+const DEVELOPMENT_COOKIE_SECRET = 'insecure-development-cookie-secret-do-not-use-in-production';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * Parses the environment into a frozen Config.
+ * @throws ConfigError with one line naming each wrong setting and why (never its value: it may be a secret).
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // An empty variable means "not set", as in most shells' `FOO= cmd`.
+  const input = Object.fromEntries(
+    Object.keys(settings).map((key) => [key, env[key] === '' ? undefined : env[key]]),
+  );
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const parsed = result.data;
+  const publicUrl = parsed.PUBLIC_URL ?? `http://localhost:${parsed.PORT}`;
+
+  if (parsed.NODE_ENV === 'production') {
+    const problems: string[] = [];
+    if (!parsed.COOKIE_SECRET) problems.push('COOKIE_SECRET must be set in production');
+    const url = new URL(publicUrl);
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+      problems.push('PUBLIC_URL must be https in production (plain http is allowed for loopback only)');
+    }
+    if (problems.length > 0)
+      throw new ConfigError(`refusing to start with NODE_ENV=production: ${problems.join('; ')}`);
+  }
+
+  return Object.freeze({
+    ...parsed,
+    PUBLIC_URL: publicUrl,
+    COOKIE_SECRET: parsed.COOKIE_SECRET ?? DEVELOPMENT_COOKIE_SECRET,
+    cookieSecretIsDefault: !parsed.COOKIE_SECRET,
+  });
+}
+
+/** Where the service says its database lives, without credentials. */
+export function describeDatabaseTarget(config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>): string {
+  if (!config.DATABASE_URL) return `PGlite (embedded) at ${config.DATA_DIR}`;
+  const url = new URL(config.DATABASE_URL);
+  const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
+  return `PostgreSQL at ${url.protocol}//${user}${url.host}${url.pathname}`;
+}

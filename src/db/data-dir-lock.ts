@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+
+/**
+ * An exclusive lock on a PGlite data directory. PGlite takes no lock of its own, and two processes
+ * writing one directory corrupt it (CONTRACT.md §1), so the server and the CLI hold this lock for as
+ * long as they have the directory open.
+ *
+ * On Linux the lock is a listening socket in the abstract namespace named after the directory:
+ * binding is atomic and the kernel releases it when the process dies, so a crash never leaves a
+ * stale lock. Elsewhere it is a lock file holding the owner's pid, taken over when that pid is gone.
+ */
+export interface DataDirLock {
+  release(): Promise<void>;
+}
+
+/** Where a running server accepts CLI commands (see src/cli/control-socket.ts). */
+export function controlSocketPath(dataDir: string): string {
+  return path.join(dataDir, 'idp.sock');
+}
+
+/** Takes the lock, or returns null when another process holds it. */
+export async function tryLockDataDir(dataDir: string): Promise<DataDirLock | null> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const canonical = realpathSync(dataDir);
+  return process.platform === 'linux' ? tryAbstractSocketLock(canonical) : tryPidFileLock(canonical);
+}
+
+function tryAbstractSocketLock(canonicalDir: string): Promise<DataDirLock | null> {
+  const name = `\0idp-data-dir-${createHash('sha256').update(canonicalDir).digest('hex').slice(0, 40)}`;
+  return new Promise((resolve, reject) => {
+    const server = net.createServer((socket) => socket.destroy());
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') resolve(null);
+      else reject(error);
+    });
+    server.listen({ path: name }, () => {
+      server.unref();
+      resolve({ release: () => new Promise((done) => server.close(() => done())) });
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return false; // a pid file of ours from before a restart (pid 1 in a container)
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function tryPidFileLock(canonicalDir: string): Promise<DataDirLock | null> {
+  const file = path.join(canonicalDir, 'idp.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return {
+        release: async () => {
+          try {
+            unlinkSync(file);
+          } catch {
+            // already gone
+          }
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number.parseInt(readFileSync(file, 'utf8'), 10);
+      if (Number.isInteger(owner) && isAlive(owner)) return null;
+      unlinkSync(file); // stale: its owner is gone
+    }
+  }
+  return null;
+}
+
+/** Waits up to `timeoutMs` for the lock (a CLI command holding it finishes in moments). */
+export async function lockDataDir(dataDir: string, timeoutMs: number): Promise<DataDirLock | null> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const lock = await tryLockDataDir(dataDir);
+    if (lock || Date.now() >= deadline) return lock;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

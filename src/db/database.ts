@@ -1,0 +1,82 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { Kysely, PostgresDialect } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type DatabaseDriver = 'postgres' | 'pglite';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  driver: DatabaseDriver;
+  /** Closes the pool or the embedded database; safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface PostgresOptions {
+  url: string;
+  poolMax?: number;
+  statementTimeoutMs?: number;
+  /** Called for errors of idle pooled connections (a restarting server), which must not crash the process. */
+  onIdleError?: (error: Error) => void;
+}
+
+const INT8_OID = 20;
+
+/**
+ * int8 as a JavaScript number on both drivers (PGlite already does this; pg returns strings).
+ * Our int8 values are identifiers and minor units, far below 2^53; a larger one is a bug, not data.
+ */
+function parseInt8(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed))
+    throw new RangeError(`int8 value ${value} exceeds the safe integer range`);
+  return parsed;
+}
+
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** Real PostgreSQL through a `pg` pool. */
+export function openPostgres(options: PostgresOptions): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolMax ?? 10,
+    // Fail fast while the server is down, so callers get 503 instead of waiting.
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    types: pgTypes,
+  });
+  pool.on('error', (error) => options.onIdleError?.(error));
+  return withIdempotentClose('postgres', new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }));
+}
+
+/**
+ * Embedded PostgreSQL (PGlite), persisted in `dataDir`, or in memory when `dataDir` is undefined.
+ *
+ * PGlite is one session: kysely-pglite-dialect queues every caller on its single connection, so
+ * transactions never interleave. The price: code inside a transaction must use the transaction
+ * object only, never `db`, or it waits for itself.
+ */
+export async function openPglite(dataDir?: string): Promise<DatabaseHandle> {
+  if (dataDir) await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const pglite = await PGlite.create(dataDir, { extensions: { pg_trgm } });
+  return withIdempotentClose('pglite', new Kysely<Database>({ dialect: new PGliteDialect(pglite) }));
+}
+
+function withIdempotentClose(driver: DatabaseDriver, db: Kysely<Database>): DatabaseHandle {
+  let closing: Promise<void> | undefined;
+  return {
+    db,
+    driver,
+    close: () => {
+      closing ??= db.destroy();
+      return closing;
+    },
+  };
+}

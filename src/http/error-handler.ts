@@ -1,0 +1,118 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import {
+  AccessDenied,
+  ApiError,
+  InvalidRequest,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  ServerError,
+  Unauthorized,
+  Unavailable,
+} from '../lib/errors.js';
+import type { RouteRegistry } from './route-registry.js';
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+}
+
+/** "body.amount: Invalid input: expected number, received string" */
+function describeValidation(error: FastifyError): string {
+  const context =
+    error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'request');
+  const issues = (error.validation ?? []) as ValidationIssue[];
+  const parts = issues.slice(0, 3).map((issue) => {
+    const field = (issue.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
+    return `${field ? `${context}.${field}` : context}: ${issue.message ?? 'is invalid'}`;
+  });
+  return parts.length > 0 ? `Invalid ${context}: ${parts.join('; ')}` : `Invalid ${context}.`;
+}
+
+/** Fastify's own 4xx errors (body parsing, content type, URL) in the contract's words. */
+function fromFastifyClientError(error: FastifyError, status: number): ApiError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new PayloadTooLarge();
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new InvalidRequest(
+        'Unsupported Content-Type; send application/json or application/x-www-form-urlencoded.',
+      );
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new InvalidRequest('The body is empty but Content-Type is application/json.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new InvalidRequest('The body is not valid JSON.');
+  }
+  if (error instanceof SyntaxError) return new InvalidRequest('The body is not valid JSON.');
+  switch (status) {
+    case 401:
+      return new Unauthorized();
+    case 403:
+      return new AccessDenied();
+    case 404:
+      return new NotFound();
+    case 413:
+      return new PayloadTooLarge();
+    case 429:
+      return new RateLimited();
+    default:
+      return new InvalidRequest(
+        status === 400 && error.message ? error.message : 'The request is malformed.',
+      );
+  }
+}
+
+/** Turns anything thrown into an ApiError. Unknown errors become a fixed 500 text: never echoed. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError?.validation) return new InvalidRequest(describeValidation(fastifyError));
+  if (isDatabaseUnavailable(error)) return new Unavailable(undefined, { cause: error });
+  const status = fastifyError?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return fromFastifyClientError(fastifyError, status);
+  return new ServerError(undefined, { cause: error });
+}
+
+export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.code(error.status).headers(error.headers).send(error.toBody());
+}
+
+/** Installs the one error handler, the 404/405 handler, and the 503 answer while shutting down. */
+export function installErrorHandling(app: FastifyInstance, registry: RouteRegistry): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error);
+    if (apiError instanceof ServerError) {
+      request.log.error({ err: error }, 'unhandled error');
+    } else if (apiError instanceof Unavailable) {
+      request.log.warn({ err: apiError.cause ?? error }, 'service unavailable');
+    } else if (apiError.detail) {
+      request.log.info({ error: apiError.error, detail: apiError.detail }, 'request refused');
+    }
+    return sendApiError(reply, apiError);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '/';
+    const allowed = registry.allowedMethods(path);
+    const error =
+      allowed.length > 0
+        ? new MethodNotAllowed(request.method, allowed)
+        : new NotFound(`No route for ${request.method} ${path}; GET /api/v1/ lists every route.`);
+    return sendApiError(reply, error);
+  });
+
+  // While draining for shutdown, new requests on kept-alive connections get the contract's 503.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      return sendApiError(reply, new Unavailable('The server is shutting down; retry on another instance.'));
+    }
+  });
+}

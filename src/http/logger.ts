@@ -1,0 +1,78 @@
+import type { FastifyRequest } from 'fastify';
+import pino, { type Logger } from 'pino';
+import type { Config } from '../config.js';
+
+/** Query parameters whose values never reach a log line. */
+const SENSITIVE_QUERY_KEYS = new Set([
+  'code',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'token',
+  'client_secret',
+  'password',
+  'challenge',
+  'signature',
+]);
+
+/** The request URL with the values of sensitive query parameters replaced by `[REDACTED]`. */
+export function redactUrl(url: string): string {
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  const params = new URLSearchParams(url.slice(query + 1));
+  let changed = false;
+  for (const key of new Set(params.keys())) {
+    if (SENSITIVE_QUERY_KEYS.has(key.toLowerCase())) {
+      params.set(key, '[REDACTED]');
+      changed = true;
+    }
+  }
+  return changed ? `${url.slice(0, query)}?${params.toString()}` : url;
+}
+
+const SECRET_FIELDS = [
+  'password',
+  'password_hash',
+  'client_secret',
+  'secret',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'code',
+  'token',
+  'cookie',
+  'authorization',
+];
+
+/** pino with the request serializers and the redaction list of the service. */
+export function createLogger(
+  config: Pick<Config, 'LOG_LEVEL'>,
+  destination?: pino.DestinationStream,
+): Logger {
+  return pino(
+    {
+      level: config.LOG_LEVEL,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'res.headers["set-cookie"]',
+          ...SECRET_FIELDS.map((field) => `*.${field}`),
+          ...SECRET_FIELDS.map((field) => `*.*.${field}`),
+        ],
+        censor: '[REDACTED]',
+      },
+      serializers: {
+        req: (req: FastifyRequest) => ({
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.url),
+          remoteAddress: req.ip,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        err: pino.stdSerializers.err,
+      },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,124 @@
+/**
+ * The one error hierarchy of the service (after node-oidc-provider's lib/helpers/errors.js).
+ *
+ * `error` is the contract's code (CONTRACT.md §4), `description` is shown to the caller, `detail` is
+ * for logs only. `redirectable` is false for problems with client_id or redirect_uri, which must
+ * render a page and never redirect (RFC 6749 §4.1.2.1).
+ */
+export interface ApiErrorOptions {
+  detail?: string;
+  headers?: Record<string, string>;
+  redirectable?: boolean;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly error: string;
+  readonly description: string;
+  readonly detail: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly redirectable: boolean;
+
+  constructor(status: number, error: string, description: string, options: ApiErrorOptions = {}) {
+    super(description, { cause: options.cause });
+    this.name = 'ApiError';
+    this.status = status;
+    this.error = error;
+    this.description = description;
+    this.detail = options.detail;
+    this.headers = options.headers ?? {};
+    this.redirectable = options.redirectable ?? true;
+  }
+
+  /** The contract's JSON body. */
+  toBody(): { ok: false; error: string; error_description: string } {
+    return { ok: false, error: this.error, error_description: this.description };
+  }
+}
+
+function errorClass(
+  status: number,
+  error: string,
+  defaultDescription: string,
+  defaults: ApiErrorOptions = {},
+) {
+  return class extends ApiError {
+    constructor(description: string = defaultDescription, options: ApiErrorOptions = {}) {
+      super(status, error, description, {
+        ...defaults,
+        ...options,
+        headers: { ...defaults.headers, ...options.headers },
+      });
+    }
+  };
+}
+
+export const InvalidRequest = errorClass(400, 'invalid_request', 'The request is malformed.');
+export const InvalidGrant = errorClass(
+  400,
+  'invalid_grant',
+  'The grant is invalid, expired or already used.',
+);
+export const UnsupportedGrantType = errorClass(
+  400,
+  'unsupported_grant_type',
+  'This grant type is not supported.',
+);
+export const InvalidScope = errorClass(400, 'invalid_scope', 'The requested scope is invalid.');
+export const InvalidClient = errorClass(401, 'invalid_client', 'Client authentication failed.', {
+  headers: { 'www-authenticate': 'Basic realm="idp", charset="UTF-8"' },
+});
+export const InsufficientFunds = errorClass(
+  402,
+  'insufficient_funds',
+  'The balance is too low for this charge.',
+);
+export const AccessDenied = errorClass(403, 'access_denied', 'The caller lacks rights for this endpoint.');
+export const NotFound = errorClass(404, 'not_found', 'Nothing is here.');
+export const IdempotencyConflict = errorClass(
+  409,
+  'idempotency_conflict',
+  'This idempotency_key was already used with a different request.',
+);
+export const PayloadTooLarge = errorClass(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
+export const RateLimited = errorClass(429, 'rate_limited', 'Too many requests; retry after the given time.');
+export const ServerError = errorClass(
+  500,
+  'server_error',
+  'An unexpected error occurred; it has been logged.',
+);
+export const Unavailable = errorClass(
+  503,
+  'unavailable',
+  'The service is temporarily unavailable; retry shortly.',
+);
+
+export class MethodNotAllowed extends ApiError {
+  constructor(method: string, allowed: readonly string[]) {
+    super(405, 'method_not_allowed', `${method} is not allowed here; use ${allowed.join(', ')}.`, {
+      headers: { allow: allowed.join(', ') },
+    });
+  }
+}
+
+/** The RFC 6750 §3 realm of every bearer-protected route. */
+const BEARER_REALM = 'Bearer realm="idp"';
+
+/** 401 `unauthorized`: no Authorization header, or one that is not `Bearer <token>` (RFC 6750 §3.1: no error attribute). */
+export class Unauthorized extends ApiError {
+  constructor(description = 'Send the access token as "Authorization: Bearer <token>".') {
+    super(401, 'unauthorized', description, { headers: { 'www-authenticate': BEARER_REALM } });
+  }
+}
+
+/** 401 `invalid_token`: a well-formed bearer token that is unknown, expired or revoked. */
+export class InvalidToken extends ApiError {
+  constructor(description = 'The access token is invalid, expired or revoked.') {
+    super(401, 'invalid_token', description, {
+      headers: {
+        'www-authenticate': `${BEARER_REALM}, error="invalid_token", error_description="${description}"`,
+      },
+    });
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Redirect URI rules at registration (CONTRACT.md §5, RFC 6749 §3.1.2, RFC 8252 §7).
+ * Matching at authorize time is exact, so what is registered here is exactly what may be used.
+ */
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/** Schemes that are never a redirect target, whatever the client. */
+const FORBIDDEN_SCHEMES = new Set([
+  'javascript:',
+  'data:',
+  'vbscript:',
+  'file:',
+  'blob:',
+  'about:',
+  'ftp:',
+  'ws:',
+  'wss:',
+]);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname);
+}
+
+/** A private-use URI scheme of a native app (RFC 8252 §7.1), such as `com.example.app:/callback`. */
+export function isCustomScheme(protocol: string): boolean {
+  return protocol !== 'http:' && protocol !== 'https:' && /^[a-z][a-z0-9+.-]*:$/.test(protocol);
+}
+
+/** Why a URI cannot be registered as a redirect URI for a client with this site URL, or null when it can. */
+export function redirectUriProblem(uri: string, siteUrl: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `redirect URI "${uri}" is not an absolute URI`;
+  }
+  if (uri.includes('#')) return `redirect URI "${uri}" must not contain a fragment (RFC 6749 §3.1.2)`;
+  if (url.username || url.password) return `redirect URI "${uri}" must not contain credentials`;
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `redirect URI "${uri}" uses a forbidden scheme`;
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:') {
+    return isLoopbackHost(url.hostname)
+      ? null
+      : `redirect URI "${uri}" must use https (plain http is allowed on 127.0.0.1, [::1] and localhost only)`;
+  }
+  if (isCustomScheme(url.protocol)) {
+    // SPEC.md, native applications: no custom scheme for a client whose site is an HTTPS address.
+    return new URL(siteUrl).protocol === 'https:'
+      ? `redirect URI "${uri}" uses a custom scheme, which is not supported for a client whose site_url is https; use an https redirect`
+      : null;
+  }
+  return `redirect URI "${uri}" has an unsupported scheme`;
+}

@@ -1,0 +1,44 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Identifier and secret prefixes (CONTRACT.md §3). A prefix lets a leaked value be recognised by
+ * secret scanners and tells a developer at a glance what they are holding.
+ */
+export const PREFIX = {
+  clientId: 'pk_',
+  clientSecret: 'sk_',
+  authorizationCode: 'ac_',
+  accessToken: 'at_',
+  refreshToken: 'rt_',
+} as const;
+
+export type SecretKind = keyof typeof PREFIX;
+
+/** Bytes of CSPRNG output behind each kind: 128 bits for the public client id, 256 bits for secrets. */
+const ENTROPY_BYTES: Record<SecretKind, number> = {
+  clientId: 16,
+  clientSecret: 32,
+  authorizationCode: 32,
+  accessToken: 32,
+  refreshToken: 32,
+};
+
+/** A fresh prefixed value: the prefix, then base64url CSPRNG output. */
+export function generateSecret(kind: SecretKind): string {
+  return PREFIX[kind] + randomBytes(ENTROPY_BYTES[kind]).toString('base64url');
+}
+
+/**
+ * SHA-256 of a high-entropy secret, base64url. Secrets, codes and tokens are stored only as this hash:
+ * they carry 256 bits of entropy, so a fast hash is safe and a slow one would only slow every request.
+ */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('base64url');
+}
+
+/** Constant-time check of a presented secret against a stored hash. */
+export function secretMatchesHash(secret: string, storedHash: string): boolean {
+  const presented = Buffer.from(hashSecret(secret), 'utf8');
+  const stored = Buffer.from(storedHash, 'utf8');
+  return presented.length === stored.length && timingSafeEqual(presented, stored);
+}

@@ -1,0 +1,92 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import { type ControlServer, startControlServer } from './cli/control-socket.js';
+import { type Config, ConfigError, describeDatabaseTarget, loadConfig } from './config.js';
+import { controlSocketPath, type DataDirLock, lockDataDir } from './db/data-dir-lock.js';
+import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createLogger } from './http/logger.js';
+import { systemClock } from './lib/clock.js';
+
+/** The process: read config, open the database, migrate, listen, and shut down gracefully. */
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`idp: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config);
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => logger.error({ err: error }));
+  };
+
+  let lock: DataDirLock | null = null;
+  let database: DatabaseHandle;
+  if (config.DATABASE_URL) {
+    database = openPostgres({
+      url: config.DATABASE_URL,
+      poolMax: config.DATABASE_POOL_MAX,
+      statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+      onIdleError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+    });
+  } else {
+    // PGlite takes no lock of its own; two processes on one directory would corrupt it.
+    lock = await lockDataDir(config.DATA_DIR, 5_000);
+    if (!lock) {
+      console.error(
+        `idp: DATA_DIR ${config.DATA_DIR} is in use by another idp process (a server, or a command that is still running). ` +
+          'Stop it first, or set DATA_DIR or DATABASE_URL to use another database.',
+      );
+      process.exit(1);
+    }
+    cleanups.push(() => (lock as DataDirLock).release());
+    database = await openPglite(config.DATA_DIR);
+  }
+  cleanups.push(() => database.close());
+  logger.info({ database: describeDatabaseTarget(config) }, 'database: %s', describeDatabaseTarget(config));
+
+  const applied = await migrateToLatest(database.db);
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+
+  const app: FastifyInstance = await buildApp({ config, db: database.db, clock: systemClock, logger });
+  cleanups.push(() => app.close());
+  await app.listen({ host: config.HOST, port: config.PORT });
+
+  let control: ControlServer | undefined;
+  if (lock) {
+    control = await startControlServer(
+      controlSocketPath(config.DATA_DIR),
+      { config, db: database.db, clock: systemClock },
+      logger,
+    );
+    cleanups.push(() => (control as ControlServer).close());
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const forced = setTimeout(() => {
+      logger.error('shutdown timed out; exiting with requests still open');
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS);
+    forced.unref();
+    await cleanUp();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error('idp: failed to start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,42 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { AppDeps } from '../../app.js';
+import { healthSchema, platformStatusSchema } from './platform.schemas.js';
+import { checkDatabase, getPlatformStatus } from './platform.service.js';
+
+export const platformRoutes: FastifyPluginAsync<AppDeps> = async (app, { db, clock }) => {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.get(
+    '/api/v1/platform/status',
+    {
+      config: { auth: 'public', description: 'Platform status: overall state, open incidents, services' },
+      schema: { response: { 200: platformStatusSchema } },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'no-cache');
+      return getPlatformStatus(db, clock);
+    },
+  );
+
+  routes.get(
+    '/health/live',
+    {
+      config: { auth: 'public', description: 'Liveness: the process is up' },
+      schema: { response: { 200: healthSchema } },
+    },
+    async () => ({ ok: true as const, status: 'live' }),
+  );
+
+  routes.get(
+    '/health/ready',
+    {
+      config: { auth: 'public', description: 'Readiness: the database answers' },
+      schema: { response: { 200: healthSchema } },
+    },
+    async () => {
+      await checkDatabase(db);
+      return { ok: true as const, status: 'ready' };
+    },
+  );
+};

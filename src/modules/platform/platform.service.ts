@@ -1,0 +1,129 @@
+import { type Kysely, sql } from 'kysely';
+import { isDatabaseUnavailable } from '../../db/errors.js';
+import type { Database, PlatformStatusValue } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { InvalidRequest, NotFound, Unavailable } from '../../lib/errors.js';
+import {
+  type IncidentRow,
+  insertIncident,
+  listOpenIncidents,
+  readPlatformState,
+  resolveIncident as resolveIncidentRow,
+  writePlatformState,
+} from './platform.repository.js';
+import {
+  type Incident,
+  type IncidentInput,
+  incidentInputSchema,
+  PLATFORM_STATUSES,
+  type PlatformStatus,
+} from './platform.schemas.js';
+
+/** What the status says when the operator gave no message. */
+const DEFAULT_MESSAGES: Record<PlatformStatusValue, string> = {
+  operational: 'All systems operational.',
+  degraded: 'Some services are degraded.',
+  maintenance: 'Maintenance is in progress; the API keeps serving.',
+};
+
+export function presentIncident(row: IncidentRow): Incident {
+  return {
+    id: row.id,
+    title: row.title,
+    message: row.message,
+    severity: row.severity,
+    status: row.status,
+    started_at: row.started_at.toISOString(),
+    resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
+  };
+}
+
+/**
+ * The public platform status. Reading it is the live database check: when the database cannot be
+ * reached the status still answers (a status page must work while things are down), saying so.
+ */
+export async function getPlatformStatus(db: Kysely<Database>, clock: Clock): Promise<PlatformStatus> {
+  try {
+    const [state, incidents] = await Promise.all([readPlatformState(db), listOpenIncidents(db)]);
+    return {
+      ok: true,
+      status: state.status,
+      message: state.message ?? DEFAULT_MESSAGES[state.status],
+      incidents: incidents.map(presentIncident),
+      services: [
+        { name: 'api', status: state.status },
+        { name: 'database', status: 'operational' },
+      ],
+      updated_at: state.updated_at.toISOString(),
+    };
+  } catch (error) {
+    if (!isDatabaseUnavailable(error)) throw error;
+    return {
+      ok: true,
+      status: 'degraded',
+      message: 'The database is unreachable; most requests fail until it is back.',
+      incidents: [],
+      services: [
+        { name: 'api', status: 'degraded' },
+        { name: 'database', status: 'outage' },
+      ],
+      updated_at: clock.now().toISOString(),
+    };
+  }
+}
+
+/** Whether the database answers: the readiness check of load balancers. */
+export async function checkDatabase(db: Kysely<Database>): Promise<void> {
+  try {
+    await sql`select 1`.execute(db);
+  } catch (error) {
+    throw new Unavailable('The database is unreachable.', { cause: error });
+  }
+}
+
+export async function setPlatformStatus(
+  db: Kysely<Database>,
+  clock: Clock,
+  status: string,
+  message?: string,
+): Promise<PlatformStatus> {
+  if (!(PLATFORM_STATUSES as readonly string[]).includes(status)) {
+    throw new InvalidRequest(`status must be one of ${PLATFORM_STATUSES.join(', ')}`);
+  }
+  const trimmed = message?.trim();
+  if (trimmed && trimmed.length > 2000) throw new InvalidRequest('message must be at most 2000 characters');
+  await writePlatformState(db, {
+    status: status as PlatformStatusValue,
+    message: trimmed || null,
+    updatedAt: clock.now(),
+  });
+  return getPlatformStatus(db, clock);
+}
+
+export async function openIncident(
+  db: Kysely<Database>,
+  clock: Clock,
+  input: IncidentInput,
+): Promise<Incident> {
+  const parsed = incidentInputSchema.safeParse(input);
+  if (!parsed.success) throw new InvalidRequest(parsed.error.issues.map((issue) => issue.message).join('; '));
+  const row = await insertIncident(db, {
+    title: parsed.data.title,
+    message: parsed.data.message || null,
+    severity: parsed.data.severity,
+    startedAt: clock.now(),
+  });
+  return presentIncident(row);
+}
+
+export async function resolveIncident(
+  db: Kysely<Database>,
+  clock: Clock,
+  id: string | number,
+): Promise<Incident> {
+  const numeric = typeof id === 'number' ? id : /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN;
+  if (!Number.isSafeInteger(numeric)) throw new InvalidRequest(`incident id must be a number, got "${id}"`);
+  const row = await resolveIncidentRow(db, numeric, clock.now());
+  if (!row) throw new NotFound(`no incident with id ${numeric}`);
+  return presentIncident(row);
+}
