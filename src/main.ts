@@ -33,7 +33,7 @@ async function main(): Promise<void> {
       url: config.DATABASE_URL,
       poolMax: config.DATABASE_POOL_MAX,
       statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
-      onIdleError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+      onConnectionError: (error) => logger.warn({ err: error }, 'database connection failed'),
     });
   } else {
     // PGlite takes no lock of its own; two processes on one directory would corrupt it.

@@ -19,8 +19,8 @@ export interface PostgresOptions {
   url: string;
   poolMax?: number;
   statementTimeoutMs?: number;
-  /** Called for errors of idle pooled connections (a restarting server), which must not crash the process. */
-  onIdleError?: (error: Error) => void;
+  /** Called when a pooled connection fails outside a query (a restarting server); such errors must not crash the process. */
+  onConnectionError?: (error: Error) => void;
 }
 
 const INT8_OID = 20;
@@ -52,7 +52,12 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     types: pgTypes,
   });
-  pool.on('error', (error) => options.onIdleError?.(error));
+  const onConnectionError = (error: Error) => options.onConnectionError?.(error);
+  // Idle connections report to the pool. A checked-out connection that dies before its query is
+  // sent (the server restarted) emits 'error' on the client itself, which would crash the process
+  // without a listener: the query still fails (503), and the pool drops the broken connection.
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   return withIdempotentClose('postgres', new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }));
 }
 

@@ -104,10 +104,14 @@ export function installErrorHandling(app: FastifyInstance, registry: RouteRegist
     return sendApiError(reply, error);
   });
 
-  // While draining for shutdown, new requests on kept-alive connections get the contract's 503.
+  // While draining for shutdown, new requests on kept-alive connections get the contract's 503,
+  // and every response closes its connection, so that a kept-alive client cannot hold the drain open.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
   });
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) {

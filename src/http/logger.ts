@@ -57,6 +57,7 @@ export function createLogger(
           'req.headers.authorization',
           'req.headers.cookie',
           'res.headers["set-cookie"]',
+          ...SECRET_FIELDS,
           ...SECRET_FIELDS.map((field) => `*.${field}`),
           ...SECRET_FIELDS.map((field) => `*.*.${field}`),
         ],
@@ -66,7 +67,7 @@ export function createLogger(
         req: (req: FastifyRequest) => ({
           id: req.id,
           method: req.method,
-          url: redactUrl(req.url),
+          url: typeof req.url === 'string' ? redactUrl(req.url) : undefined,
           remoteAddress: req.ip,
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),

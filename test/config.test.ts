@@ -1,0 +1,143 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeDatabaseTarget, loadConfig } from '../src/config.js';
+
+describe('loadConfig', () => {
+  it('has the contract defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      NODE_ENV: 'development',
+      HOST: '127.0.0.1',
+      PORT: 3000,
+      PUBLIC_URL: 'http://localhost:3000',
+      DATA_DIR: path.resolve('./data'),
+      TRUST_PROXY: false,
+      RATE_LIMIT_PUBLIC_PER_MIN: 300,
+      RATE_LIMIT_TOKEN_PER_MIN: 600,
+      RATE_LIMIT_SIGNIN_PER_MIN: 10,
+      RATE_LIMIT_BEARER_PER_MIN: 1200,
+      cookieSecretIsDefault: true,
+    });
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.REDIS_URL).toBeUndefined();
+  });
+
+  it('is frozen', () => {
+    const config = loadConfig({});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(() => {
+      (config as { PORT: number }).PORT = 1;
+    }).toThrow(TypeError);
+  });
+
+  it('derives PUBLIC_URL from PORT and drops a trailing slash from an explicit one', () => {
+    expect(loadConfig({ PORT: '8080' }).PUBLIC_URL).toBe('http://localhost:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://id.example.com/' }).PUBLIC_URL).toBe('https://id.example.com');
+  });
+
+  it('parses every setting', () => {
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      HOST: '0.0.0.0',
+      PORT: '0',
+      DATABASE_URL: 'postgres://u:p@db:5432/idp',
+      DATA_DIR: '/tmp/idp-data',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      COOKIE_SECRET: 'x'.repeat(32),
+      TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PUBLIC_PER_MIN: '0',
+      RATE_LIMIT_TOKEN_PER_MIN: '5',
+      RATE_LIMIT_SIGNIN_PER_MIN: '6',
+      RATE_LIMIT_BEARER_PER_MIN: '7',
+    });
+    expect(config).toMatchObject({
+      HOST: '0.0.0.0',
+      PORT: 0,
+      DATABASE_URL: 'postgres://u:p@db:5432/idp',
+      DATA_DIR: '/tmp/idp-data',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      TRUST_PROXY: ['10.0.0.0/8', '127.0.0.1'],
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PUBLIC_PER_MIN: 0,
+      RATE_LIMIT_TOKEN_PER_MIN: 5,
+      RATE_LIMIT_SIGNIN_PER_MIN: 6,
+      RATE_LIMIT_BEARER_PER_MIN: 7,
+      cookieSecretIsDefault: false,
+    });
+    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ PORT: 3000, DATABASE_URL: undefined });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^invalid configuration: PORT must be a whole number from 0 to 65535$/],
+    [{ PORT: '70000' }, /PORT must be at most 65535/],
+    [{ PORT: '-1' }, /PORT must be a whole number/],
+    [{ NODE_ENV: 'staging' }, /NODE_ENV must be development, production or test/],
+    [{ PUBLIC_URL: 'ftp://x' }, /PUBLIC_URL must be an absolute http\(s\) URL/],
+    [{ PUBLIC_URL: 'https://x/?a=1' }, /PUBLIC_URL must be an absolute http\(s\) URL without query/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/],
+    [{ REDIS_URL: 'http://x' }, /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+    [{ COOKIE_SECRET: 'short' }, /COOKIE_SECRET must be at least 32 characters/],
+    [{ TRUST_PROXY: 'everyone' }, /TRUST_PROXY must be true, false, or a comma-separated list/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    [{ RATE_LIMIT_SIGNIN_PER_MIN: '1.5' }, /RATE_LIMIT_SIGNIN_PER_MIN must be a whole number/],
+  ])('refuses %o with one line naming the setting', (env, message) => {
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(message);
+    expect((error as Error).message).not.toContain('\n');
+  });
+
+  it('names every wrong setting at once, without echoing secret values', () => {
+    expect(() => loadConfig({ PORT: 'x', COOKIE_SECRET: 'hunter2' })).toThrow(
+      /PORT must be a whole number.*; COOKIE_SECRET must be at least 32 characters/,
+    );
+    expect(() => loadConfig({ COOKIE_SECRET: 'hunter2' })).not.toThrow(/hunter2/);
+  });
+
+  describe('NODE_ENV=production', () => {
+    const secret = 's'.repeat(40);
+    it('refuses to start without COOKIE_SECRET', () => {
+      expect(() => loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://id.example.com' })).toThrow(
+        /refusing to start with NODE_ENV=production: COOKIE_SECRET must be set/,
+      );
+    });
+    it('refuses a plain-http PUBLIC_URL that is not loopback', () => {
+      expect(() =>
+        loadConfig({ NODE_ENV: 'production', COOKIE_SECRET: secret, PUBLIC_URL: 'http://id.example.com' }),
+      ).toThrow(/PUBLIC_URL must be https in production/);
+    });
+    it('accepts https, and plain http on loopback', () => {
+      expect(
+        loadConfig({ NODE_ENV: 'production', COOKIE_SECRET: secret, PUBLIC_URL: 'https://id.example.com' })
+          .PUBLIC_URL,
+      ).toBe('https://id.example.com');
+      for (const url of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000']) {
+        expect(
+          loadConfig({ NODE_ENV: 'production', COOKIE_SECRET: secret, PUBLIC_URL: url }).PUBLIC_URL,
+        ).toBe(url);
+      }
+      expect(loadConfig({ NODE_ENV: 'production', COOKIE_SECRET: secret }).PUBLIC_URL).toBe(
+        'http://localhost:3000',
+      );
+    });
+  });
+
+  it('describes the database without its password', () => {
+    expect(describeDatabaseTarget(loadConfig({ DATABASE_URL: 'postgres://idp:s3cret@db:5432/idp' }))).toBe(
+      'PostgreSQL at postgres://idp@db:5432/idp',
+    );
+    expect(describeDatabaseTarget(loadConfig({ DATA_DIR: '/srv/idp' }))).toBe(
+      'PGlite (embedded) at /srv/idp',
+    );
+  });
+});

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { type Config, loadConfig } from '../../src/config.js';
+import { type Clock, fixedClock } from '../../src/lib/clock.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: TestDatabase;
+  clock: ReturnType<typeof fixedClock>;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PUBLIC_URL: 'http://localhost:3000', ...env });
+}
+
+/** The whole application on a fresh database of its own, driven through `app.inject()`. */
+export async function createTestApp(
+  options: { env?: Record<string, string>; clock?: Clock; database?: TestDatabase } = {},
+): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase());
+  const clock = fixedClock('2026-06-01T12:00:00Z');
+  const config = testConfig(options.env);
+  const app = await buildApp({ config, db: database.db, clock: options.clock ?? clock });
+  return {
+    app,
+    database,
+    clock,
+    config,
+    close: async () => {
+      await app.close();
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+
+/**
+ * A fresh, migrated database for one test file: PGlite in memory by default, or a uniquely named
+ * database on the PostgreSQL server of TEST_DATABASE_URL (created here, dropped by `drop`).
+ */
+export interface TestDatabase extends DatabaseHandle {
+  /** Set on PostgreSQL: the URL of this file's own database, for child processes. */
+  url?: string;
+  /** Closes the connections and removes the database. */
+  drop(): Promise<void>;
+}
+
+export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+/** A URL for a database named `name` on the TEST_DATABASE_URL server. */
+function databaseUrl(name: string): string {
+  const url = new URL(process.env.TEST_DATABASE_URL as string);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates an empty database on the test server and returns its URL (PostgreSQL only). */
+export async function createEmptyPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `idp_test_${randomBytes(6).toString('hex')}`;
+  await admin((client) => client.query(`create database ${name}`));
+  return {
+    url: databaseUrl(name),
+    drop: () =>
+      admin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+  };
+}
+
+export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  let handle: TestDatabase;
+  if (usingPostgres) {
+    const empty = await createEmptyPostgresDatabase();
+    const database = openPostgres({ url: empty.url, poolMax: 5 });
+    handle = {
+      ...database,
+      url: empty.url,
+      drop: async () => {
+        await database.close();
+        await empty.drop();
+      },
+    };
+  } else {
+    const database = await openPglite();
+    handle = { ...database, drop: () => database.close() };
+  }
+  if (options.migrate !== false) await migrateToLatest(handle.db);
+  return handle;
+}

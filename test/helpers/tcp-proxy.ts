@@ -1,0 +1,57 @@
+import net from 'node:net';
+
+/**
+ * A TCP proxy in front of a database server that a test can cut and restore, to play a database
+ * outage without stopping the real server.
+ */
+export class TcpProxy {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(
+    private readonly upstreamHost: string,
+    private readonly upstreamPort: number,
+  ) {}
+
+  /** Starts listening (again on the same port after `cut`). */
+  async start(): Promise<number> {
+    const server = net.createServer((client) => {
+      const upstream = net.createConnection(this.upstreamPort, this.upstreamHost);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+    return this.port;
+  }
+
+  /** Stops accepting and drops every open connection, as a database that went away. */
+  async cut(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

@@ -1,0 +1,119 @@
+import net from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { testConfig } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.drop());
+
+/** Sends raw HTTP/1.1 on one connection and collects everything the server answers until it closes. */
+function rawExchange(port: number, onConnected: (socket: net.Socket) => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let received = '';
+    const socket = net.createConnection(port, '127.0.0.1', () => onConnected(socket));
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+  });
+}
+
+describe('graceful shutdown', () => {
+  it('stops accepting connections and finishes in-flight requests', async () => {
+    const app: FastifyInstance = await buildApp({ config: testConfig(), db: database.db });
+    let release: () => void = () => undefined;
+    let arrived: () => void = () => undefined;
+    const slowArrived = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    app.get('/test/slow', { config: { auth: 'public', description: 'slow test route' } }, async () => {
+      arrived();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { ok: true, finished: true };
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as net.AddressInfo;
+
+    const exchange = rawExchange(port, (socket) => {
+      socket.write('GET /test/slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    await slowArrived;
+    const closing = app.close();
+    const idle = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+      const probe = net.createConnection(port, '127.0.0.1');
+      probe.on('connect', () => {
+        probe.destroy();
+        resolve(undefined);
+      });
+      probe.on('error', resolve);
+    });
+    expect(['ECONNREFUSED', 'ECONNRESET']).toContain(idle?.code); // no new connection is served once closing
+    release();
+    await closing;
+    const answer = await exchange;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(answer).toContain('"finished":true');
+  });
+
+  it('answers a request that completes during the drain with 503 unavailable, and closes', async () => {
+    const app: FastifyInstance = await buildApp({ config: testConfig(), db: database.db });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as net.AddressInfo;
+    let connection: net.Socket | undefined;
+    let connected: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      connected = resolve;
+    });
+    // The request line and headers arrive before the shutdown, the blank line that ends them after.
+    const exchange = rawExchange(port, (socket) => {
+      connection = socket;
+      socket.write('GET /api/v1/platform/status HTTP/1.1\r\nHost: x\r\n', () => connected());
+    });
+    await ready;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const closing = app.close();
+    connection?.write('\r\n');
+    await closing;
+    const answer = await exchange;
+    expect(answer).toMatch(/^HTTP\/1\.1 503 Service Unavailable/);
+    expect(answer).toMatch(/connection: close/i);
+    expect(answer).toContain('"error":"unavailable"');
+  });
+
+  it('closes kept-alive connections after their in-flight response', async () => {
+    const app: FastifyInstance = await buildApp({ config: testConfig(), db: database.db });
+    let release: () => void = () => undefined;
+    let arrived: () => void = () => undefined;
+    const slowArrived = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    app.get('/test/slow', { config: { auth: 'public', description: 'slow test route' } }, async () => {
+      arrived();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { ok: true };
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as net.AddressInfo;
+    const exchange = rawExchange(port, (socket) => {
+      socket.write('GET /test/slow HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+    });
+    await slowArrived;
+    const closing = app.close();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the server has stopped listening
+    release();
+    await closing; // would wait for the keep-alive timeout if the connection stayed open
+    const answer = await exchange;
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*connection: close/i);
+  });
+});
