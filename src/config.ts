@@ -77,8 +77,8 @@ export const settings = {
     .string()
     .trim()
     .min(1)
-    .default('./data')
     .transform((value) => path.resolve(value))
+    .prefault('./data')
     .describe('Where the embedded database lives (only without `DATABASE_URL`).'),
   DATABASE_POOL_MAX: integer(1, 1000)
     .default(10)

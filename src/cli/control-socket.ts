@@ -68,10 +68,16 @@ export async function startControlServer(
     }
   };
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, () => resolve());
-  });
+  // Created owner-only from the start (umask), not only after the chmod below.
+  const umask = process.umask(0o177);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(socketPath, () => resolve());
+    });
+  } finally {
+    process.umask(umask);
+  }
   await chmod(socketPath, 0o600);
   server.unref();
   return {

@@ -25,7 +25,8 @@ async function runDirect(
 ) {
   try {
     // The same migrations the server applies on start, so a command works on a fresh database.
-    await migrateToLatest(database.db);
+    // Not before `idp migrate` itself, which must report what it applied.
+    if (prepared.command.name !== 'migrate') await migrateToLatest(database.db);
     return await executeCommand(prepared, { db: database.db, config, clock: systemClock, stdin });
   } finally {
     await database.close();

@@ -53,7 +53,10 @@ export function prepareCommand(argv: readonly string[]): PreparedCommand | Comma
   const command =
     commands.find((c) => c.name === `${argv[0]} ${argv[1]}`) ?? commands.find((c) => c.name === argv[0]);
   if (!command) {
-    return failure(`unknown command "${argv.slice(0, 2).join(' ')}"; run "idp --help" for the list`);
+    const words = argv.slice(0, 2).filter((word, index) => index === 0 || !word.startsWith('-'));
+    return failure(
+      `unknown command "${words.join(' ')}"; run "idp --help" for the list\nusage: idp <command> [options] [--json]`,
+    );
   }
   const rest = argv.slice(command.name.split(' ').length);
   try {

@@ -16,16 +16,55 @@ export interface DataDirLock {
   release(): Promise<void>;
 }
 
+/** Unix socket paths are limited to 104 bytes on macOS and 108 on Linux, terminator included. */
+const MAX_SOCKET_PATH_BYTES = 103;
+
 /** Where a running server accepts CLI commands (see src/cli/control-socket.ts). */
 export function controlSocketPath(dataDir: string): string {
-  return path.join(dataDir, 'idp.sock');
+  const socketPath = path.join(dataDir, 'idp.sock');
+  const bytes = Buffer.byteLength(socketPath);
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    throw new Error(
+      `DATA_DIR ${dataDir} is too long for its control socket (${bytes} bytes with /idp.sock, at most ${MAX_SOCKET_PATH_BYTES}); use a shorter DATA_DIR`,
+    );
+  }
+  return socketPath;
 }
 
-/** Takes the lock, or returns null when another process holds it. */
+/** Whether a server answers on the control socket (it may run in another container on a shared volume). */
+function serverAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.createConnection(socketPath);
+    socket.setTimeout(1_000, () => {
+      socket.destroy();
+      resolve(true); // something holds the socket open: do not touch the directory
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Takes the lock, or returns null when another process holds it.
+ *
+ * The abstract socket is private to one network namespace, so a server running in another
+ * container on the same volume would not hold it; such a server is found by its control socket,
+ * a file inside the directory.
+ */
 export async function tryLockDataDir(dataDir: string): Promise<DataDirLock | null> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const canonical = realpathSync(dataDir);
-  return process.platform === 'linux' ? tryAbstractSocketLock(canonical) : tryPidFileLock(canonical);
+  const socketPath = controlSocketPath(canonical);
+  const lock =
+    process.platform === 'linux' ? await tryAbstractSocketLock(canonical) : await tryPidFileLock(canonical);
+  if (lock && (await serverAnswers(socketPath))) {
+    await lock.release();
+    return null;
+  }
+  return lock;
 }
 
 function tryAbstractSocketLock(canonicalDir: string): Promise<DataDirLock | null> {

@@ -1,0 +1,415 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrations } from '../../migrations/index.js';
+import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
+import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
+import { verifyPassword } from '../../src/lib/password.js';
+import {
+  childEnv,
+  type ProcessResult,
+  parseJsonOutput,
+  type RunningServer,
+  runIdp,
+  runNode,
+  startServer,
+  stopAllChildren,
+} from '../helpers/cli.js';
+import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+
+/*
+ * The operator CLI of CONTRACT.md §2, run as the real `node bin/idp.js` child process against the
+ * database the environment selects: a fresh PGlite DATA_DIR, or with TEST_DATABASE_URL a fresh
+ * PostgreSQL database. Tests run in order and build on each other's data.
+ */
+
+const TIMEOUT = 60_000;
+
+let dataDir = '';
+let postgres: { url: string; drop: () => Promise<void> } | undefined;
+/** The environment of every child: the database of this file and nothing inherited beyond PATH/HOME. */
+let env: Record<string, string> = {};
+
+beforeAll(async () => {
+  if (usingPostgres) {
+    postgres = await createEmptyPostgresDatabase();
+    env = childEnv({ DATABASE_URL: postgres.url, LOG_LEVEL: 'warn' });
+  } else {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-cli-test-'));
+    env = childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+  }
+});
+
+afterAll(async () => {
+  await stopAllChildren();
+  if (postgres) await postgres.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+function idp(args: readonly string[], stdin?: string): Promise<ProcessResult> {
+  return runIdp(args, { env, stdin });
+}
+
+/** A successful `--json` command: exit 0, nothing on stderr, exactly one JSON object on stdout. */
+function succeeded(result: ProcessResult): Record<string, unknown> {
+  const json = parseJsonOutput(result);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return json;
+}
+
+/** A failed command: exit 1, nothing on stdout, a message on stderr matching `message`. */
+function failed(result: ProcessResult, message: RegExp): string {
+  expect(result.stdout, `stdout of a failed command; stderr: ${result.stderr}`).toBe('');
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(/^idp: /);
+  expect(result.stderr).toMatch(message);
+  return result.stderr;
+}
+
+const shop = [
+  'clients',
+  'create',
+  '--name',
+  'Shop',
+  '--site-url',
+  'https://shop.example',
+  '--redirect-uri',
+  'https://shop.example/cb',
+  '--redirect-uri',
+  'http://127.0.0.1:8080/cb',
+  '--wallet',
+  '--json',
+];
+
+/** `clients create` with one redirect URI. */
+function clientWithRedirect(uri: string, siteUrl = 'https://shop.example'): string[] {
+  return ['clients', 'create', '--name', 'Bad', '--site-url', siteUrl, '--redirect-uri', uri, '--json'];
+}
+
+const CLIENT_ID = /^pk_[A-Za-z0-9_-]{22,}$/;
+const CLIENT_SECRET = /^sk_[A-Za-z0-9_-]{43,}$/;
+
+let shopClientId = '';
+let serverClientId = '';
+
+describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}, no server running`, () => {
+  it('migrate --json applies every migration the first time, then none', { timeout: TIMEOUT }, async () => {
+    expect(succeeded(await idp(['migrate', '--json']))).toEqual({ applied: Object.keys(migrations) });
+    expect(succeeded(await idp(['migrate', '--json']))).toEqual({ applied: [] });
+  });
+
+  it('users create --json prints exactly {id, username}', { timeout: TIMEOUT }, async () => {
+    const result = await idp([
+      'users',
+      'create',
+      '--username',
+      'alice',
+      '--password',
+      'correct horse battery',
+      '--email',
+      'a@example.com',
+      '--email-verified',
+      '--display-name',
+      'Alice A',
+      '--verification-level',
+      '2',
+      '--json',
+    ]);
+    const user = succeeded(result);
+    expect(Object.keys(user).sort()).toEqual(['id', 'username']);
+    expect(user).toEqual({ id: expect.any(Number), username: 'alice' });
+    expect(Number.isInteger(user.id)).toBe(true);
+  });
+
+  it('refuses a username that differs from an existing one only in case', { timeout: TIMEOUT }, async () => {
+    const result = await idp([
+      'users',
+      'create',
+      '--username',
+      'ALICE',
+      '--password',
+      'another password',
+      '--json',
+    ]);
+    failed(result, /already taken/);
+  });
+
+  it('users create --password-stdin reads the password from stdin', { timeout: TIMEOUT }, async () => {
+    const user = succeeded(
+      await idp(['users', 'create', '--username', 'bob', '--password-stdin', '--json'], 'stdin password 1\n'),
+    );
+    expect(user).toEqual({ id: expect.any(Number), username: 'bob' });
+  });
+
+  it('refuses a bad username, a short password and a bad verification level', {
+    timeout: TIMEOUT,
+  }, async () => {
+    failed(
+      await idp([
+        'users',
+        'create',
+        '--username',
+        'bad name!',
+        '--password',
+        'long enough password',
+        '--json',
+      ]),
+      /username must be 3–32 characters/,
+    );
+    failed(
+      await idp(['users', 'create', '--username', 'shorty', '--password', 'short', '--json']),
+      /password must be at least 8 characters/,
+    );
+    failed(
+      await idp([
+        'users',
+        'create',
+        '--username',
+        'levelled',
+        '--password',
+        'long enough password',
+        '--verification-level',
+        '3',
+        '--json',
+      ]),
+      /verification level must be 0, 1 or 2/,
+    );
+  });
+
+  it('clients create --json prints the client with its secret, shown once', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const client = succeeded(await idp(shop));
+    expect(client).toMatchObject({
+      client_id: expect.stringMatching(CLIENT_ID),
+      client_secret: expect.stringMatching(CLIENT_SECRET),
+      name: 'Shop',
+      site_url: 'https://shop.example',
+      redirect_uris: ['https://shop.example/cb', 'http://127.0.0.1:8080/cb'],
+      wallet: true,
+      official_mobile: false,
+    });
+    expect(client).not.toHaveProperty('secret_hash');
+    shopClientId = String(client.client_id);
+  });
+
+  it('refuses redirect URIs: plain http off loopback, a fragment, a custom scheme for an https site', {
+    timeout: TIMEOUT,
+  }, async () => {
+    failed(await idp(clientWithRedirect('http://shop.example/cb')), /must use https/);
+    failed(await idp(clientWithRedirect('https://shop.example/cb#frag')), /fragment/);
+    failed(await idp(clientWithRedirect('com.shop.app:/cb')), /custom scheme/);
+  });
+
+  it('clients list --json lists the clients, never a secret or its hash', { timeout: TIMEOUT }, async () => {
+    const result = await idp(['clients', 'list', '--json']);
+    const listing = succeeded(result);
+    expect(Object.keys(listing)).toEqual(['clients']);
+    expect(listing.clients).toEqual([
+      expect.objectContaining({
+        client_id: shopClientId,
+        name: 'Shop',
+        wallet: true,
+        official_mobile: false,
+      }),
+    ]);
+    expect(result.stdout).not.toContain('client_secret');
+    expect(result.stdout).not.toContain('secret_hash');
+    expect(result.stdout).not.toContain('sk_');
+  });
+
+  it('status set maintenance --json prints the platform status object', { timeout: TIMEOUT }, async () => {
+    const status = succeeded(await idp(['status', 'set', 'maintenance', '--message', 'Upgrading', '--json']));
+    expect(Object.keys(status).sort()).toEqual([
+      'incidents',
+      'message',
+      'ok',
+      'services',
+      'status',
+      'updated_at',
+    ]);
+    expect(status).toMatchObject({ ok: true, status: 'maintenance', message: 'Upgrading', incidents: [] });
+    expect(status.services).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'api' })]));
+    expect(Number.isNaN(Date.parse(String(status.updated_at)))).toBe(false);
+  });
+
+  it('status set with an unknown status fails', { timeout: TIMEOUT }, async () => {
+    failed(await idp(['status', 'set', 'broken', '--json']), /operational, degraded, maintenance/);
+  });
+
+  it('incidents open and resolve print the incident; an unknown id fails', { timeout: TIMEOUT }, async () => {
+    const opened = succeeded(
+      await idp(['incidents', 'open', '--title', 'Login slow', '--severity', 'major', '--json']),
+    );
+    expect(Object.keys(opened).sort()).toEqual(
+      ['id', 'message', 'resolved_at', 'severity', 'started_at', 'status', 'title'].sort(),
+    );
+    expect(opened).toMatchObject({
+      id: expect.any(Number),
+      title: 'Login slow',
+      message: null,
+      severity: 'major',
+      status: 'open',
+      resolved_at: null,
+    });
+    expect(Number.isNaN(Date.parse(String(opened.started_at)))).toBe(false);
+
+    const resolved = succeeded(await idp(['incidents', 'resolve', String(opened.id), '--json']));
+    expect(resolved).toMatchObject({ id: opened.id, title: 'Login slow', status: 'resolved' });
+    expect(Number.isNaN(Date.parse(String(resolved.resolved_at)))).toBe(false);
+
+    failed(await idp(['incidents', 'resolve', '987654', '--json']), /no incident with id 987654/);
+  });
+
+  it('usage mistakes exit 1 with a usage line on stderr; --help exits 0', { timeout: TIMEOUT }, async () => {
+    failed(await idp(['frobnicate', '--json']), /unknown command "frobnicate"[\s\S]*^usage: idp /m);
+    failed(
+      await idp(['users', 'create', '--username', 'carol', '--password', 'long enough password', '--bogus']),
+      /Unknown option '--bogus'[\s\S]*^usage: idp users create /m,
+    );
+    failed(
+      await idp(['incidents', 'open', '--json']),
+      /--title is required[\s\S]*^usage: idp incidents open /m,
+    );
+
+    const help = await idp(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: idp <command>/m);
+    expect(help.stdout).toContain('idp users create');
+    expect(help.stderr).toBe('');
+  });
+});
+
+describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server runs`, () => {
+  let server: RunningServer | undefined;
+  const socketPath = () => path.join(dataDir, 'idp.sock');
+
+  beforeAll(async () => {
+    server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' } });
+  }, TIMEOUT);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  function running(): RunningServer {
+    if (!server) throw new Error('the server did not start');
+    return server;
+  }
+
+  it('clients create works through the running server', { timeout: TIMEOUT }, async () => {
+    const client = succeeded(await idp([...shop.slice(0, 3), 'Server Shop', ...shop.slice(4)]));
+    expect(client).toMatchObject({
+      client_id: expect.stringMatching(CLIENT_ID),
+      client_secret: expect.stringMatching(CLIENT_SECRET),
+      name: 'Server Shop',
+      wallet: true,
+      official_mobile: false,
+    });
+    serverClientId = String(client.client_id);
+  });
+
+  it.skipIf(usingPostgres)(
+    'the server listens on DATA_DIR/idp.sock, readable by its owner only',
+    async () => {
+      const socket = await stat(socketPath());
+      expect(socket.isSocket()).toBe(true);
+      expect(socket.mode & 0o777).toBe(0o600);
+    },
+  );
+
+  it('an incident opened through the CLI shows at the server /api/v1/platform/status', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const opened = succeeded(
+      await idp(['incidents', 'open', '--title', 'Sign-in errors', '--message', 'Investigating', '--json']),
+    );
+    expect(opened).toMatchObject({ title: 'Sign-in errors', severity: 'minor', status: 'open' });
+
+    const response = await fetch(`${running().url}/api/v1/platform/status`);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      status: string;
+      message: string;
+      incidents: Array<{ id: unknown }>;
+    };
+    // Set in direct mode before the server started: the server reads the same database.
+    expect(body).toMatchObject({ status: 'maintenance', message: 'Upgrading' });
+    expect(body.incidents).toEqual([
+      expect.objectContaining({ id: opened.id, title: 'Sign-in errors', status: 'open', resolved_at: null }),
+    ]);
+  });
+
+  it('users create --password-stdin works through the running server', { timeout: TIMEOUT }, async () => {
+    const user = succeeded(
+      await idp(
+        ['users', 'create', '--username', 'carol', '--password-stdin', '--json'],
+        'stdin password 2\n',
+      ),
+    );
+    expect(user).toEqual({ id: expect.any(Number), username: 'carol' });
+  });
+
+  it.skipIf(usingPostgres)(
+    'a second server on the same DATA_DIR refuses to start, naming DATA_DIR',
+    {
+      timeout: TIMEOUT,
+    },
+    async () => {
+      const second = await runNode('bin/server.js', [], {
+        env: { ...env, PORT: '0', HOST: '127.0.0.1' },
+        timeoutMs: 20_000,
+      });
+      expect(second.signal, 'the second server was still running after 20 s').toBeNull();
+      expect(second.code).not.toBe(0);
+      expect(second.stderr).toContain('DATA_DIR');
+      expect(second.stderr).toContain(dataDir);
+      // The first server is unharmed.
+      expect((await fetch(`${running().url}/health/live`)).status).toBe(200);
+    },
+  );
+
+  it('SIGTERM stops the server with exit code 0', { timeout: TIMEOUT }, async () => {
+    const { code, signal } = await running().stop();
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    server = undefined;
+    if (!usingPostgres) await expect(stat(socketPath())).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('after the server stops, the CLI works directly on the same data', { timeout: TIMEOUT }, async () => {
+    const listing = succeeded(await idp(['clients', 'list', '--json']));
+    const clients = listing.clients as Array<{ client_id: string }>;
+    expect(clients.map((client) => client.client_id).sort()).toEqual([shopClientId, serverClientId].sort());
+  });
+
+  it('stores the passwords read from stdin, without the trailing newline', { timeout: TIMEOUT }, async () => {
+    let database: DatabaseHandle;
+    let release: () => Promise<void> = async () => undefined;
+    if (postgres) {
+      database = openPostgres({ url: postgres.url, poolMax: 1 });
+    } else {
+      const lock = await tryLockDataDir(dataDir);
+      if (!lock) throw new Error(`${dataDir} is still locked by another process`);
+      release = () => lock.release();
+      database = await openPglite(dataDir);
+    }
+    try {
+      const rows = await database.db
+        .selectFrom('users')
+        .select(['username', 'password_hash'])
+        .where('username', 'in', ['bob', 'carol'])
+        .orderBy('username')
+        .execute();
+      expect(rows.map((row) => row.username)).toEqual(['bob', 'carol']);
+      const [bob, carol] = rows;
+      expect(await verifyPassword(bob?.password_hash, 'stdin password 1')).toBe(true);
+      expect(await verifyPassword(carol?.password_hash, 'stdin password 2')).toBe(true);
+      expect(await verifyPassword(carol?.password_hash, 'stdin password 2\n')).toBe(false);
+    } finally {
+      await database.close();
+      await release();
+    }
+  });
+});

@@ -1,0 +1,213 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+
+/**
+ * The real `idp` CLI and server, run as child processes the way an operator runs them
+ * (`node bin/idp.js …`, `node bin/server.js`), from the root of the checkout.
+ */
+export const projectRoot = path.resolve(import.meta.dirname, '../..');
+
+export interface ProcessResult {
+  /** The exit status; null when the process was killed by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** The whole environment of the child (see `childEnv`): nothing else is inherited. */
+  env: Record<string, string>;
+  /** Written to the child's stdin, which is then closed. */
+  stdin?: string;
+  /** The child is killed (SIGKILL) when it runs longer than this. */
+  timeoutMs?: number;
+}
+
+/** Every child still running, so that `stopAllChildren` can end them whatever a test did. */
+const running = new Set<ChildProcess>();
+
+/**
+ * An environment for a child: PATH and HOME of this process, NODE_ENV=test, plus `extra`.
+ * DATABASE_URL, DATA_DIR and the rest of this process's environment are never inherited.
+ */
+export function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = { NODE_ENV: 'test' };
+  if (process.env.PATH) env.PATH = process.env.PATH;
+  if (process.env.HOME) env.HOME = process.env.HOME;
+  return { ...env, ...extra };
+}
+
+function spawnNode(script: string, args: readonly string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [path.join(projectRoot, script), ...args], {
+    cwd: projectRoot,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+/** Runs a node script of bin/ to completion and collects what it printed. */
+export function runNode(
+  script: string,
+  args: readonly string[],
+  options: RunOptions,
+): Promise<ProcessResult> {
+  const child = spawnNode(script, args, options.env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  // A child that exits without reading its stdin closes the pipe under us: not an error here.
+  child.stdin?.on('error', () => undefined);
+  child.stdin?.end(options.stdin ?? '');
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 45_000);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** `idp <args>`: the operator CLI. */
+export function runIdp(args: readonly string[], options: RunOptions): Promise<ProcessResult> {
+  return runNode('bin/idp.js', args, options);
+}
+
+export interface RunningServer {
+  port: number;
+  /** The base URL it listens on, as its log says: `http://127.0.0.1:<port>`. */
+  url: string;
+  child: ChildProcess;
+  /** What it printed so far. */
+  output(): { stdout: string; stderr: string };
+  /** Sends SIGTERM and waits for the exit (SIGKILL after `timeoutMs`). */
+  stop(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts `node bin/server.js` and resolves once its log says "Server listening at …".
+ * Give it PORT=0 and HOST=127.0.0.1 (and LOG_LEVEL=info, or the line is never logged).
+ */
+export function startServer(options: {
+  env: Record<string, string>;
+  timeoutMs?: number;
+}): Promise<RunningServer> {
+  const child = spawnNode('bin/server.js', [], options.env);
+  child.stdin?.end();
+  let stdout = '';
+  let stderr = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const stop = async (timeoutMs = 15_000) => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    try {
+      return await exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return new Promise((resolve, reject) => {
+    let lineBuffer = '';
+    let settled = false;
+    const fail = (message: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${message}\n--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`));
+    };
+    const timer = setTimeout(
+      () => fail('the server did not log "Server listening at" in time'),
+      options.timeoutMs ?? 45_000,
+    );
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      lineBuffer += chunk;
+      let newline = lineBuffer.indexOf('\n');
+      while (newline !== -1) {
+        const line = lineBuffer.slice(0, newline);
+        lineBuffer = lineBuffer.slice(newline + 1);
+        newline = lineBuffer.indexOf('\n');
+        if (settled) continue;
+        let entry: { msg?: unknown };
+        try {
+          entry = JSON.parse(line) as { msg?: unknown };
+        } catch {
+          continue; // not a pino line
+        }
+        const match =
+          typeof entry.msg === 'string' ? /Server listening at (http:\/\/\S+)/.exec(entry.msg) : null;
+        if (!match?.[1]) continue;
+        settled = true;
+        clearTimeout(timer);
+        const url = match[1].replace(/\/+$/, '');
+        resolve({
+          port: Number(new URL(url).port),
+          url,
+          child,
+          output: () => ({ stdout, stderr }),
+          stop,
+        });
+      }
+    });
+    child.once('error', (error) => fail(`the server could not be spawned: ${error.message}`));
+    child.once('exit', (code, signal) =>
+      fail(`the server exited before listening (code ${code}, signal ${signal})`),
+    );
+  });
+}
+
+/** Kills (SIGKILL) every child still running: for afterAll, whatever the tests left behind. */
+export async function stopAllChildren(): Promise<void> {
+  const children = [...running];
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+}
+
+/**
+ * The one JSON object a `--json` command printed: stdout must be exactly one line holding one
+ * JSON object (CONTRACT.md §2). Throws, with the output, otherwise.
+ */
+export function parseJsonOutput(result: ProcessResult): Record<string, unknown> {
+  const describe = () =>
+    `code ${result.code}\n--- stdout ---\n${result.stdout}\n--- stderr ---\n${result.stderr}`;
+  const text = result.stdout.trim();
+  if (text === '' || text.includes('\n'))
+    throw new Error(`expected one line of JSON on stdout; ${describe()}`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`stdout is not JSON; ${describe()}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new Error(`stdout is JSON but not an object; ${describe()}`);
+  }
+  return value as Record<string, unknown>;
+}
