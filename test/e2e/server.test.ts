@@ -1,0 +1,80 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { childEnv, parseJsonOutput, runIdp, runNode, startServer, stopAllChildren } from '../helpers/cli.js';
+import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+
+/**
+ * The real process, as `npm start` runs it: it serves, keeps its data across a restart, stops
+ * cleanly on SIGTERM, and says which database it uses without ever printing its password.
+ */
+let env: Record<string, string>;
+let expectedDatabase: string;
+const cleanup: Array<() => Promise<unknown>> = [];
+
+beforeAll(async () => {
+  if (usingPostgres) {
+    const database = await createEmptyPostgresDatabase();
+    cleanup.push(database.drop);
+    const url = new URL(database.url);
+    url.password = 'not-the-real-password'; // trust auth ignores it; the log must never show it
+    env = childEnv({ DATABASE_URL: url.toString() });
+    expectedDatabase = `PostgreSQL at postgres://${url.username}@${url.host}${url.pathname}`;
+  } else {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-server-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    env = childEnv({ DATA_DIR: dataDir });
+    expectedDatabase = `PGlite (embedded) at ${dataDir}`;
+  }
+  Object.assign(env, { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' });
+});
+
+afterAll(async () => {
+  await stopAllChildren();
+  for (const step of cleanup.reverse()) await step();
+});
+
+describe(`the server process on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
+  it('serves, keeps its data across a restart, and stops cleanly on SIGTERM', async () => {
+    const first = await startServer({ env });
+    const status = await fetch(`${first.url}/api/v1/platform/status`);
+    expect(status.status).toBe(200);
+    expect(await status.json()).toMatchObject({ ok: true, status: 'operational' });
+
+    const log = first.output().stdout;
+    expect(log).toContain(`"database: ${expectedDatabase}"`);
+    expect(log).toContain('"msg":"migrations applied"');
+    expect(log).not.toContain('not-the-real-password');
+
+    expect(await first.stop()).toEqual({ code: 0, signal: null });
+    expect(first.output().stdout).toContain('"msg":"stopped"');
+
+    // Written while the server is down, read by the next one.
+    parseJsonOutput(await runIdp(['status', 'set', 'maintenance', '--message', 'Kept', '--json'], { env }));
+
+    const second = await startServer({ env });
+    const again = await fetch(`${second.url}/api/v1/platform/status`);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ status: 'maintenance', message: 'Kept' });
+    expect(second.output().stdout).not.toContain('migrations applied'); // nothing left to apply
+    expect((await fetch(`${second.url}/health/ready`)).status).toBe(200);
+    expect(await second.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it('refuses to start on a wrong setting with one line naming it', async () => {
+    const result = await runNode('bin/server.js', [], { env: { ...env, PORT: 'eighty' } });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      'idp: invalid configuration: PORT must be a whole number from 0 to 65535',
+    );
+  });
+
+  it('refuses insecure defaults in production', async () => {
+    const result = await runNode('bin/server.js', [], {
+      env: { ...env, NODE_ENV: 'production', PUBLIC_URL: 'http://id.example.com' },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/COOKIE_SECRET must be set in production; PUBLIC_URL must be https/);
+  });
+});
