@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_initial.js';
+import * as m0002 from './0002_oauth.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -8,4 +9,5 @@ import * as m0001 from './0001_initial.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
+  '0002_oauth': m0002,
 };

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
+import view from '@fastify/view';
+import ejs from 'ejs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
@@ -9,8 +12,13 @@ import { installErrorHandling } from './http/error-handler.js';
 import { createLogger } from './http/logger.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { type Clock, systemClock } from './lib/clock.js';
+import { viewsDir } from './lib/paths.js';
+import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
+import { oauthRoutes } from './modules/oauth/oauth.routes.js';
+import { oidcRoutes } from './modules/oidc/oidc.routes.js';
 import { platformRoutes } from './modules/platform/platform.routes.js';
+import { profileRoutes } from './modules/profiles/profiles.routes.js';
 
 /** Everything the application needs, passed in rather than found in globals. */
 export interface AppDeps {
@@ -55,7 +63,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
+  await app.register(cookie, { secret: options.config.COOKIE_SECRET });
+  await app.register(view, { engine: { ejs }, root: viewsDir, viewExt: 'ejs' });
   await app.register(platformRoutes, deps);
+  await app.register(accountRoutes, deps);
+  await app.register(oauthRoutes, deps);
+  await app.register(oidcRoutes, deps);
+  await app.register(profileRoutes, deps);
   await app.register(catalogueRoutes, { registry });
   return app;
 }

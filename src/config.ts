@@ -108,6 +108,15 @@ export const settings = {
     })
     .default('info')
     .describe('pino log level.'),
+  ACCESS_TOKEN_TTL_SECONDS: integer(60, 31_536_000)
+    .default(7_776_000)
+    .describe("Access token lifetime (SPEC.md's sample: 7776000, 90 days)."),
+  REFRESH_TOKEN_TTL_SECONDS: integer(60, 63_072_000)
+    .default(15_552_000)
+    .describe('Refresh token lifetime (180 days); each use rotates it.'),
+  SESSION_TTL_SECONDS: integer(60, 31_536_000)
+    .default(1_209_600)
+    .describe('Browser sign-in session lifetime (14 days).'),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000)
     .default(10_000)
     .describe('How long a SIGTERM waits for in-flight requests before closing anyway.'),

@@ -13,6 +13,12 @@ export interface UsersTable {
   email_verified: Generated<boolean>;
   display_name: string | null;
   verification_level: Generated<number>;
+  avatar_url: string | null;
+  game_name: string | null;
+  game_url: string | null;
+  tag_label: string | null;
+  tag_kind: string | null;
+  tag_slug: string | null;
   disabled_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
@@ -54,9 +60,103 @@ export interface IncidentsTable {
   resolved_at: Timestamp | null;
 }
 
+export interface BrowserSessionsTable {
+  id_hash: string;
+  user_id: number;
+  auth_time: Timestamp;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  user_agent: string | null;
+  ip: string | null;
+}
+
+export interface AuthorizationRequestsTable {
+  id_hash: string;
+  client_pk: number;
+  redirect_uri: string;
+  scopes: string[];
+  state: string;
+  nonce: string | null;
+  code_challenge: string | null;
+  prompt: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  consumed_at: Timestamp | null;
+}
+
+export interface ConsentsTable {
+  user_id: number;
+  client_pk: number;
+  scopes: string[];
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AuthorizationCodesTable {
+  code_hash: string;
+  client_pk: number;
+  user_id: number;
+  redirect_uri: string;
+  scopes: string[];
+  code_challenge: string | null;
+  nonce: string | null;
+  auth_time: Timestamp;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  consumed_at: Timestamp | null;
+}
+
+export interface GrantsTable {
+  id: Generated<number>;
+  user_id: number;
+  client_pk: number;
+  scopes: string[];
+  code_hash: string | null;
+  auth_time: Timestamp;
+  created_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+export interface AccessTokensTable {
+  token_hash: string;
+  grant_id: number;
+  user_id: number;
+  client_pk: number;
+  scopes: string[];
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
+export interface RefreshTokensTable {
+  token_hash: string;
+  grant_id: number;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  rotated_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  algorithm: string;
+  private_key_pem: string;
+  public_jwk: ColumnType<Record<string, unknown>, string, string>;
+  created_at: Timestamp;
+  retired_at: Timestamp | null;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
   platform_state: PlatformStateTable;
   incidents: IncidentsTable;
+  browser_sessions: BrowserSessionsTable;
+  authorization_requests: AuthorizationRequestsTable;
+  consents: ConsentsTable;
+  authorization_codes: AuthorizationCodesTable;
+  grants: GrantsTable;
+  access_tokens: AccessTokensTable;
+  refresh_tokens: RefreshTokensTable;
+  signing_keys: SigningKeysTable;
 }
