@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ApiError } from '../lib/errors.js';
 import { clientCommands } from './clients.commands.js';
 import { type Command, type CommandContext, type ParsedArgs, UsageError } from './command.js';
+import { keyCommands } from './keys.commands.js';
 import { migrateCommands } from './migrate.commands.js';
 import { formatListing } from './output.js';
 import { platformCommands } from './platform.commands.js';
@@ -12,6 +13,7 @@ export const commands: readonly Command[] = [
   ...userCommands,
   ...clientCommands,
   ...platformCommands,
+  ...keyCommands,
 ];
 
 /** What a command printed and how it ended; the same whether it ran here or in the server. */

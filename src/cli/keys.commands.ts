@@ -1,0 +1,4 @@
+import type { Command } from './command.js';
+
+/** Signing key commands (`idp keys rotate`). */
+export const keyCommands: Command[] = [];
