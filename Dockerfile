@@ -55,6 +55,7 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # Server-rendered pages (sign-in, consent, account, errors).
 COPY views ./views
+COPY public ./public
 # The application files stay owned by root (read-only to the service); only /data is writable.
 # /data is prepared before VOLUME so that a new named volume inherits the node user's ownership.
 # `idp` is put on PATH; `npx idp` links the package's own bin into the npx cache and chmods it,

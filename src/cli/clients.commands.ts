@@ -1,5 +1,10 @@
-import { createClient, listClients } from '../modules/clients/clients.service.js';
-import { type Command, required } from './command.js';
+import {
+  createClient,
+  listClients,
+  rotateClientSecret,
+  updateClient,
+} from '../modules/clients/clients.service.js';
+import { bool, type Command, required, str } from './command.js';
 import { formatListing } from './output.js';
 
 export const clientCommands: Command[] = [
@@ -32,5 +37,39 @@ export const clientCommands: Command[] = [
     summary: 'List registered clients (never their secrets)',
     options: {},
     run: async (ctx) => ({ clients: await listClients(ctx.db) }),
+  },
+  {
+    name: 'clients update',
+    usage:
+      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
+    summary: 'Change a client; --disabled true stops all of its tokens at once',
+    options: {
+      name: { type: 'string' },
+      wallet: { type: 'string' },
+      'official-mobile': { type: 'string' },
+      disabled: { type: 'string' },
+      'add-redirect-uri': { type: 'string', multiple: true },
+      'remove-redirect-uri': { type: 'string', multiple: true },
+    },
+    positionals: 1,
+    run: (ctx, args) =>
+      updateClient(ctx.db, ctx.clock, args.positionals[0] ?? '', {
+        name: str(args, 'name'),
+        wallet: bool(args, 'wallet'),
+        officialMobile: bool(args, 'official-mobile'),
+        disabled: bool(args, 'disabled'),
+        addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
+        removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],
+      }),
+  },
+  {
+    name: 'clients rotate-secret',
+    usage: 'idp clients rotate-secret CLIENT_ID',
+    summary: 'Replace the client_secret; prints the new one this once, the old one stops working at once',
+    options: {},
+    positionals: 1,
+    run: (ctx, args) => rotateClientSecret(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+    text: (result) =>
+      `${formatListing(result)}\nThe new client_secret is shown only this once and stored only as a hash; the old one no longer works.`,
   },
 ];

@@ -1,5 +1,21 @@
-import { createUser } from '../modules/accounts/accounts.service.js';
-import { type Command, required, str, UsageError } from './command.js';
+import {
+  createUser,
+  disableUser,
+  enableUser,
+  updateUserProfile,
+} from '../modules/accounts/accounts.service.js';
+import { ALL_SCOPES } from '../modules/oauth/scopes.js';
+import { presentMe, presentUserinfo } from '../modules/profiles/profile.presenter.js';
+import { bool, type Command, type ParsedArgs, required, str, UsageError } from './command.js';
+import { formatListing } from './output.js';
+
+/** Flags that cannot be combined: a `--no-x` flag and any flag that sets x. */
+function refuseConflicts(args: ParsedArgs, clear: string, setters: readonly string[]): void {
+  const given = setters.filter((name) => str(args, name) !== undefined);
+  if (args.values[clear] === true && given.length > 0) {
+    throw new UsageError(`--${clear} cannot be combined with ${given.map((name) => `--${name}`).join(', ')}`);
+  }
+}
 
 export const userCommands: Command[] = [
   {
@@ -35,5 +51,63 @@ export const userCommands: Command[] = [
         verificationLevel: str(args, 'verification-level') ?? 0,
       });
     },
+  },
+  {
+    name: 'users update',
+    usage:
+      'idp users update U [--display-name D] [--avatar-url URL] [--verification-level 0|1|2] [--email E] [--email-verified true|false] [--game-name G --game-url URL | --no-game] [--tag-label L --tag-kind K --tag-slug S | --no-tag]',
+    summary: "Change a user's profile; prints it as /me shows it with every scope",
+    options: {
+      'display-name': { type: 'string' },
+      'avatar-url': { type: 'string' },
+      'verification-level': { type: 'string' },
+      email: { type: 'string' },
+      'email-verified': { type: 'string' },
+      'game-name': { type: 'string' },
+      'game-url': { type: 'string' },
+      'no-game': { type: 'boolean' },
+      'tag-label': { type: 'string' },
+      'tag-kind': { type: 'string' },
+      'tag-slug': { type: 'string' },
+      'no-tag': { type: 'boolean' },
+    },
+    positionals: 1,
+    run: async (ctx, args) => {
+      refuseConflicts(args, 'no-game', ['game-name', 'game-url']);
+      refuseConflicts(args, 'no-tag', ['tag-label', 'tag-kind', 'tag-slug']);
+      const user = await updateUserProfile(ctx.db, ctx.clock, args.positionals[0] ?? '', {
+        displayName: str(args, 'display-name'),
+        avatarUrl: str(args, 'avatar-url'),
+        verificationLevel: str(args, 'verification-level'),
+        email: str(args, 'email'),
+        emailVerified: bool(args, 'email-verified'),
+        gameName: str(args, 'game-name'),
+        gameUrl: str(args, 'game-url'),
+        clearGame: args.values['no-game'] === true,
+        tagLabel: str(args, 'tag-label'),
+        tagKind: str(args, 'tag-kind'),
+        tagSlug: str(args, 'tag-slug'),
+        clearTag: args.values['no-tag'] === true,
+      });
+      return presentMe(presentUserinfo(user, ALL_SCOPES, ctx.config.PUBLIC_URL));
+    },
+    // The payload once: the JSON repeats it at the top level and under `user` (the /me shape).
+    text: (result) => formatListing((result as { user: unknown }).user),
+  },
+  {
+    name: 'users disable',
+    usage: 'idp users disable U',
+    summary: 'Disable an account: no sign-in, out of search, every token and session ends at once',
+    options: {},
+    positionals: 1,
+    run: (ctx, args) => disableUser(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+  },
+  {
+    name: 'users enable',
+    usage: 'idp users enable U',
+    summary: 'Enable a disabled account again',
+    options: {},
+    positionals: 1,
+    run: (ctx, args) => enableUser(ctx.db, ctx.clock, args.positionals[0] ?? ''),
   },
 ];

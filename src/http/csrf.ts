@@ -1,11 +1,66 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../app.js';
+import { cookieOptions } from './session.js';
 
-/** The CSRF token to put in a form (sets the cookie it is bound to when needed). */
-export function issueCsrfToken(_request: FastifyRequest, _reply: FastifyReply): string {
-  return '';
+/**
+ * CSRF protection for the HTML forms: the signed double-submit cookie pattern (OWASP CSRF
+ * Prevention Cheat Sheet). The browser holds a random value in an HttpOnly, SameSite=Lax cookie;
+ * each form carries HMAC-SHA256(COOKIE_SECRET, that value). A cross-site page can neither read the
+ * cookie nor compute the HMAC, and a value planted in the cookie by an attacker has no token
+ * without the server's secret.
+ *
+ * The HMAC is @fastify/cookie's signer (registered in app.ts with COOKIE_SECRET): HMAC-SHA256 in
+ * base64, checked with a constant-time comparison. The form token is that signature in base64url.
+ */
+export const CSRF_COOKIE = 'idp_csrf';
+
+/** The form field every POST form of the service carries. */
+export const CSRF_FIELD = 'csrf_token';
+
+const COOKIE_VALUE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+/** An HMAC-SHA256 in base64url without padding. */
+const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** The CSRF cookie value each request settled on (read or newly set), so one request issues one token. */
+const issued = new WeakMap<FastifyRequest, string>();
+
+function presentedCookie(request: FastifyRequest): string | null {
+  const value = request.cookies[CSRF_COOKIE];
+  return value && COOKIE_VALUE_PATTERN.test(value) ? value : null;
 }
 
-/** Whether a submitted CSRF token belongs to this browser. */
-export function verifyCsrfToken(_request: FastifyRequest, _token: unknown): boolean {
-  return false;
+function tokenFor(signer: Pick<FastifyReply, 'signCookie'>, cookieValue: string): string {
+  const signed = signer.signCookie(cookieValue); // `<value>.<base64 HMAC without padding>`
+  return signed
+    .slice(cookieValue.length + 1)
+    .replaceAll('+', '-')
+    .replaceAll('/', '_');
+}
+
+/**
+ * The CSRF token to put in a form. Reuses the browser's CSRF cookie when it has a well-formed one,
+ * else sets a new one (256 bits); the cookie's lifetime is renewed either way. `deps` gives the
+ * cookie attributes (Secure when PUBLIC_URL is https; Max-Age = SESSION_TTL_SECONDS).
+ */
+export function issueCsrfToken(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Pick<AppDeps, 'config'>,
+): string {
+  let value = issued.get(request) ?? presentedCookie(request);
+  if (!value) value = randomBytes(32).toString('base64url');
+  issued.set(request, value);
+  // The session cookie's attributes: HttpOnly, SameSite=Lax, Path=/, Secure on https, Max-Age.
+  reply.setCookie(CSRF_COOKIE, value, cookieOptions(deps.config));
+  return tokenFor(reply, value);
+}
+
+/** Whether a submitted CSRF token belongs to this browser's CSRF cookie (constant-time). */
+export function verifyCsrfToken(request: FastifyRequest, token: unknown): boolean {
+  if (typeof token !== 'string' || !TOKEN_PATTERN.test(token)) return false;
+  const value = presentedCookie(request);
+  if (!value) return false;
+  const signature = token.replaceAll('-', '+').replaceAll('_', '/');
+  return request.unsignCookie(`${value}.${signature}`).valid;
 }

@@ -1,5 +1,15 @@
+import { randomBytes } from 'node:crypto';
+import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app.js';
+import type { Config } from '../config.js';
+import { hashSecret } from '../lib/secrets.js';
+import {
+  deleteExpiredSessionsOfUser,
+  deleteSession,
+  findActiveSession,
+  insertSession,
+} from '../modules/accounts/sessions.repository.js';
 
 /** A signed-in browser. */
 export interface BrowserSession {
@@ -9,17 +19,94 @@ export interface BrowserSession {
   authTime: Date;
 }
 
-/** The browser session of this request, or null (memoized per request). */
-export async function loadSession(_request: FastifyRequest, _deps: AppDeps): Promise<BrowserSession | null> {
-  return null;
+export const SESSION_COOKIE = 'idp_session';
+
+/** 32 bytes of CSPRNG output in base64url: what every session id we issue looks like. */
+const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Longest user agent kept with a session (it is informational only). */
+const USER_AGENT_MAX_LENGTH = 512;
+
+/**
+ * Attributes shared by the service's cookies: HttpOnly (no script reads them), SameSite=Lax (not
+ * sent on cross-site POSTs), Path=/, and Secure whenever the service is served over https.
+ */
+export function cookieOptions(config: Config): CookieSerializeOptions {
+  return {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: config.PUBLIC_URL.startsWith('https:'),
+    maxAge: config.SESSION_TTL_SECONDS,
+  };
 }
 
-/** Starts a session for a user who just signed in (a new id: the old session, if any, is removed). */
+/** One lookup per request, however many parts of the request ask. */
+const loaded = new WeakMap<FastifyRequest, Promise<BrowserSession | null>>();
+
+function presentedSessionId(request: FastifyRequest): string | null {
+  const value = request.cookies[SESSION_COOKIE];
+  return value && SESSION_ID_PATTERN.test(value) ? value : null;
+}
+
+/**
+ * The browser session of this request, or null: no cookie, an unknown or expired session, or a
+ * disabled user. Memoized per request.
+ */
+export function loadSession(request: FastifyRequest, deps: AppDeps): Promise<BrowserSession | null> {
+  let session = loaded.get(request);
+  if (!session) {
+    session = lookUp(request, deps);
+    loaded.set(request, session);
+  }
+  return session;
+}
+
+async function lookUp(request: FastifyRequest, deps: AppDeps): Promise<BrowserSession | null> {
+  const id = presentedSessionId(request);
+  if (!id) return null;
+  const row = await findActiveSession(deps.db, hashSecret(id), deps.clock.now());
+  return row ? { idHash: row.idHash, userId: row.userId, authTime: row.authTime } : null;
+}
+
+/**
+ * Starts a session for a user who just signed in. The session id is always new (256 bits), and the
+ * session this browser held before, if any, is deleted: rotating the id at sign-in defeats session
+ * fixation (OWASP Session Management). Only the id's SHA-256 hash is stored.
+ */
 export async function startSession(
-  _request: FastifyRequest,
-  _reply: FastifyReply,
-  _deps: AppDeps,
-  _userId: number,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: AppDeps,
+  userId: number,
 ): Promise<BrowserSession> {
-  throw new Error('sessions are not available yet');
+  const { db, clock, config } = deps;
+  const previous = presentedSessionId(request);
+  if (previous) await deleteSession(db, hashSecret(previous));
+
+  const id = randomBytes(32).toString('base64url');
+  const now = clock.now();
+  const session: BrowserSession = { idHash: hashSecret(id), userId, authTime: now };
+  await deleteExpiredSessionsOfUser(db, userId, now);
+  await insertSession(db, {
+    idHash: session.idHash,
+    userId,
+    authTime: now,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + config.SESSION_TTL_SECONDS * 1000),
+    userAgent: request.headers['user-agent']?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
+    ip: request.ip ?? null,
+  });
+  reply.setCookie(SESSION_COOKIE, id, cookieOptions(config));
+  loaded.set(request, Promise.resolve(session));
+  return session;
+}
+
+/** Signs the browser out: the session is deleted server-side and its cookie cleared. */
+export async function endSession(request: FastifyRequest, reply: FastifyReply, deps: AppDeps): Promise<void> {
+  const id = presentedSessionId(request);
+  if (id) await deleteSession(deps.db, hashSecret(id));
+  const { maxAge: _maxAge, ...attributes } = cookieOptions(deps.config);
+  reply.clearCookie(SESSION_COOKIE, attributes);
+  loaded.set(request, Promise.resolve(null));
 }

@@ -52,3 +52,22 @@ export function redirectUriProblem(uri: string, siteUrl: string): string | null 
   }
   return `redirect URI "${uri}" has an unsupported scheme`;
 }
+
+/** `http://<loopback host>[:port]<rest>`, split without any normalization. */
+const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::(\d{1,5}))?([/?][^#]*)?$/;
+
+/**
+ * Whether a redirect_uri sent to authorize is one of the registered ones: an exact string match
+ * (RFC 6749 §3.1.2.3; no normalization, so a trailing slash, case, dot segments, an added query or
+ * a userinfo part never match), except that for an http loopback URI the port alone may differ
+ * (RFC 8252 §7.3: native apps listen on an ephemeral port).
+ */
+export function redirectUriMatches(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  const wanted = LOOPBACK_URI.exec(requested);
+  if (!wanted) return false;
+  return registered.some((uri) => {
+    const known = LOOPBACK_URI.exec(uri);
+    return known !== null && known[1] === wanted[1] && (known[3] ?? '') === (wanted[3] ?? '');
+  });
+}

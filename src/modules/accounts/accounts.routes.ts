@@ -1,5 +1,334 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { AppDeps } from '../../app.js';
+import { issueCsrfToken, verifyCsrfToken } from '../../http/csrf.js';
+import { toApiError } from '../../http/error-handler.js';
+import { renderErrorPage, renderPage } from '../../http/pages.js';
+import { endSession, loadSession, startSession } from '../../http/session.js';
+import { ServerError, Unavailable } from '../../lib/errors.js';
+import { safeReturnPath } from '../../lib/return-to.js';
+import { assetRoutes } from '../assets/assets.routes.js';
+import { listAuthorizedApps, revokeAppAccess } from '../oauth/consents.repository.js';
+import { isScope, SCOPES } from '../oauth/scopes.js';
+import { findUserById } from './accounts.repository.js';
+import { authenticate, type SignUpField, signUp } from './accounts.service.js';
 
-/** Sign-up, sign-in, sign-out and the account page. */
-export const accountRoutes: FastifyPluginAsync<AppDeps> = async () => {};
+/** An OAuth authorization request id, as the authorize endpoint hands it to the sign-in page. */
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
+
+const text = z.string().optional();
+
+/** `request`: absent or empty (a hidden field left blank) means none; anything else must be an id. */
+const requestIdField = z
+  .union([
+    z.literal(''),
+    z.string().regex(REQUEST_ID_PATTERN, 'request must be an authorization request id (base64url, ≤ 100)'),
+  ])
+  .optional()
+  .transform((value) => value || undefined);
+
+/** Where to go after signing in: carried by the pages' query strings and hidden fields. */
+const flowFields = { request: requestIdField, return_to: text };
+
+const flowQuery = z.object(flowFields);
+
+/** A form body; a POST without one is an empty form (and so fails the CSRF check, 403). */
+const formBody = <Shape extends z.ZodRawShape>(shape: Shape) =>
+  z.preprocess((value) => value ?? {}, z.object(shape));
+
+const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password: text });
+const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password: text, email: text });
+const signOutBody = formBody({ csrf_token: text });
+const revokeBody = formBody({ csrf_token: text, client_id: text });
+const accountQuery = z.object({ notice: text });
+
+/** Where the browser goes once signed in, and what the pages carry along to get there. */
+interface Flow {
+  requestId?: string;
+  /** Only ever a safe same-origin path (safeReturnPath); unsafe values are dropped on arrival. */
+  returnTo?: string;
+}
+
+function flowFrom(input: { request?: string; return_to?: string }): Flow {
+  return { requestId: input.request, returnTo: safeReturnPath(input.return_to) ?? undefined };
+}
+
+/** `?request=…&return_to=…` for the links between sign-in and sign-up (empty when there is nothing). */
+function flowQueryString(flow: Flow): string {
+  const params = new URLSearchParams();
+  if (flow.requestId) params.set('request', flow.requestId);
+  if (flow.returnTo) params.set('return_to', flow.returnTo);
+  const query = params.toString();
+  return query ? `?${query}` : '';
+}
+
+/**
+ * After sign-in: back into the OAuth flow when an authorization request is waiting, else the safe
+ * `return_to` path, else the account page.
+ */
+function destination(flow: Flow): string {
+  if (flow.requestId) return `/api/v1/oauth/authorize/resume?request=${encodeURIComponent(flow.requestId)}`;
+  return flow.returnTo ?? '/account';
+}
+
+const SIGN_IN_TO_ACCOUNT = '/signin?return_to=/account';
+
+const WRONG_CREDENTIALS = 'Wrong username or password.';
+const ACCOUNT_DISABLED = 'This account has been disabled, so it cannot sign in.';
+const MISSING_CREDENTIALS = 'Enter your username and password.';
+
+/** Notices the account page shows, by key: the query never carries text of its own. */
+const ACCOUNT_NOTICES: Record<string, string> = {
+  revoked: 'Access revoked. The app can no longer use your account, unless you allow it again.',
+  unknown_app: 'That app had no access to your account.',
+};
+
+/** Echoed input is capped: the pages never grow with what a request sends. */
+const ECHO_MAX_LENGTH = 256;
+const echo = (value: string | undefined) => (value ?? '').slice(0, ECHO_MAX_LENGTH);
+
+const ERROR_TITLES: Record<number, string> = {
+  400: 'This request is not valid',
+  403: 'Not allowed',
+  404: 'Not found',
+  405: 'Not allowed',
+  413: 'Too much data',
+  415: 'This request is not valid',
+  429: 'Too many attempts',
+  503: 'Temporarily unavailable',
+};
+
+function rejectForgedForm(reply: FastifyReply): FastifyReply {
+  // The token is missing or not this browser's: the form did not come from our page (CSRF), or the
+  // CSRF cookie expired or was cleared.
+  return renderErrorPage(
+    reply,
+    403,
+    'This form has expired',
+    'The form could not be checked. Go back, reload the page and try again.',
+  );
+}
+
+/** A site URL is linked only when it is http(s); anything else is shown as text. */
+function linkableSiteUrl(siteUrl: string): string | null {
+  try {
+    const url = new URL(siteUrl);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+const dateFormat = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
+
+/** Sign-up, sign-in, sign-out and the account page (HTML forms; every POST carries a CSRF token). */
+export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const { db, clock } = deps;
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  await app.register(assetRoutes);
+
+  // Pages and their redirects carry session cookies and CSRF tokens: never stored by any cache.
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
+
+  // The errors of these routes reach a browser: an HTML page with the contract's status and
+  // headers (Retry-After on 429), never JSON.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError instanceof ServerError) request.log.error({ err: error }, 'unhandled error');
+    else if (apiError instanceof Unavailable)
+      request.log.warn({ err: apiError.cause ?? error }, 'service unavailable');
+    reply.headers(apiError.headers);
+    const title = ERROR_TITLES[apiError.status] ?? 'Something went wrong';
+    return renderErrorPage(reply, apiError.status, title, apiError.description);
+  });
+
+  function renderSignIn(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    page: { flow: Flow; username?: string; error?: string; status?: number },
+  ): FastifyReply {
+    return renderPage(reply.code(page.status ?? 200), 'signin', {
+      csrfToken: issueCsrfToken(request, reply, deps),
+      username: echo(page.username),
+      error: page.error,
+      requestId: page.flow.requestId,
+      returnTo: page.flow.returnTo,
+      signupHref: `/signup${flowQueryString(page.flow)}`,
+    });
+  }
+
+  function renderSignUp(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    page: {
+      flow: Flow;
+      values?: { username?: string; email?: string };
+      errors?: Partial<Record<SignUpField, string>>;
+      status?: number;
+    },
+  ): FastifyReply {
+    return renderPage(reply.code(page.status ?? 200), 'signup', {
+      csrfToken: issueCsrfToken(request, reply, deps),
+      // Values are kept on a re-render, except the password.
+      values: { username: echo(page.values?.username), email: echo(page.values?.email) },
+      errors: page.errors ?? {},
+      requestId: page.flow.requestId,
+      returnTo: page.flow.returnTo,
+      signinHref: `/signin${flowQueryString(page.flow)}`,
+    });
+  }
+
+  routes.get(
+    '/signin',
+    {
+      config: { auth: 'browser', description: 'Sign-in page (HTML form: username, password)' },
+      schema: { querystring: flowQuery },
+    },
+    async (request, reply) => renderSignIn(request, reply, { flow: flowFrom(request.query) }),
+  );
+
+  routes.post(
+    '/signin',
+    {
+      config: {
+        auth: 'browser',
+        description: 'Sign in with username and password (form POST, CSRF token); redirects on success',
+      },
+      schema: { body: signInBody },
+    },
+    async (request, reply) => {
+      const form = request.body;
+      if (!verifyCsrfToken(request, form.csrf_token)) return rejectForgedForm(reply);
+      const flow = flowFrom(form);
+      const username = form.username ?? '';
+      const password = form.password ?? '';
+      if (username.trim() === '' || password === '')
+        return renderSignIn(request, reply, { flow, username, error: MISSING_CREDENTIALS, status: 400 });
+
+      const result = await authenticate(db, username, password);
+      if (!result.ok) {
+        // One message for an unknown user and a wrong password: the page never tells which
+        // usernames exist. "Disabled" is said only to someone who knows the password.
+        return result.reason === 'disabled'
+          ? renderSignIn(request, reply, { flow, username, error: ACCOUNT_DISABLED, status: 403 })
+          : renderSignIn(request, reply, { flow, username, error: WRONG_CREDENTIALS, status: 401 });
+      }
+      await startSession(request, reply, deps, result.user.id);
+      return reply.redirect(destination(flow), 303);
+    },
+  );
+
+  routes.get(
+    '/signup',
+    {
+      config: {
+        auth: 'browser',
+        description: 'Sign-up page (HTML form: username, password, optional e-mail)',
+      },
+      schema: { querystring: flowQuery },
+    },
+    async (request, reply) => renderSignUp(request, reply, { flow: flowFrom(request.query) }),
+  );
+
+  routes.post(
+    '/signup',
+    {
+      config: {
+        auth: 'browser',
+        description: 'Create an account (form POST, CSRF token), sign in and redirect',
+      },
+      schema: { body: signUpBody },
+    },
+    async (request, reply) => {
+      const form = request.body;
+      if (!verifyCsrfToken(request, form.csrf_token)) return rejectForgedForm(reply);
+      const flow = flowFrom(form);
+      const values = { username: form.username ?? '', email: form.email ?? '' };
+      const result = await signUp(db, clock, { ...values, password: form.password ?? '' });
+      if (!result.ok)
+        return renderSignUp(request, reply, { flow, values, errors: result.errors, status: 400 });
+      await startSession(request, reply, deps, result.user.id);
+      return reply.redirect(destination(flow), 303);
+    },
+  );
+
+  routes.post(
+    '/signout',
+    {
+      config: { auth: 'browser', description: 'Sign out (form POST, CSRF token): ends the browser session' },
+      schema: { body: signOutBody },
+    },
+    async (request, reply) => {
+      if (!verifyCsrfToken(request, request.body.csrf_token)) return rejectForgedForm(reply);
+      await endSession(request, reply, deps);
+      return reply.redirect('/signin', 303);
+    },
+  );
+
+  routes.get(
+    '/account',
+    {
+      config: { auth: 'browser', description: 'Account page: the signed-in user and the apps they allowed' },
+      schema: { querystring: accountQuery },
+    },
+    async (request, reply) => {
+      const session = await loadSession(request, deps);
+      const user = session ? await findUserById(db, session.userId) : undefined;
+      if (!user) return reply.redirect(SIGN_IN_TO_ACCOUNT);
+      const apps = await listAuthorizedApps(db, user.id);
+      const notice = request.query.notice;
+      return renderPage(reply, 'account', {
+        csrfToken: issueCsrfToken(request, reply, deps),
+        notice: notice && Object.hasOwn(ACCOUNT_NOTICES, notice) ? ACCOUNT_NOTICES[notice] : undefined,
+        user: {
+          username: user.username,
+          displayName: user.display_name,
+          email: user.email,
+          emailVerified: user.email_verified,
+        },
+        apps: apps.map((authorized) => ({
+          clientId: authorized.clientId,
+          name: authorized.name,
+          siteUrl: authorized.siteUrl,
+          siteHref: linkableSiteUrl(authorized.siteUrl),
+          scopes: authorized.scopes.map((scope) => (isScope(scope) ? SCOPES[scope].description : scope)),
+          grantedAt: authorized.grantedAt.toISOString(),
+          grantedOn: dateFormat.format(authorized.grantedAt),
+        })),
+      });
+    },
+  );
+
+  routes.post(
+    '/account/apps/revoke',
+    {
+      config: {
+        auth: 'browser',
+        description:
+          "Revoke an app's access (form POST, CSRF token): forgets the consent, revokes its tokens",
+      },
+      schema: { body: revokeBody },
+    },
+    async (request, reply) => {
+      const form = request.body;
+      if (!verifyCsrfToken(request, form.csrf_token)) return rejectForgedForm(reply);
+      const session = await loadSession(request, deps);
+      if (!session) return reply.redirect(SIGN_IN_TO_ACCOUNT, 303);
+      const clientId = form.client_id ?? '';
+      const revoked =
+        clientId.length > 0 && clientId.length <= 200
+          ? await revokeAppAccess(db, { userId: session.userId, clientId, at: clock.now() })
+          : false;
+      return reply.redirect(`/account?notice=${revoked ? 'revoked' : 'unknown_app'}`, 303);
+    },
+  );
+};

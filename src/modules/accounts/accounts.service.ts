@@ -1,11 +1,33 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Kysely, Updateable } from 'kysely';
+import type { Database, UsersTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
-import { InvalidRequest } from '../../lib/errors.js';
-import { hashPassword } from '../../lib/password.js';
+import { InvalidRequest, NotFound } from '../../lib/errors.js';
+import { hashPassword, PASSWORD_MAX_LENGTH, verifyPassword } from '../../lib/password.js';
 import { isUniqueViolation, parseInput } from '../../lib/validation.js';
-import { insertUser } from './accounts.repository.js';
-import { type CreateUserInput, createUserSchema } from './accounts.schemas.js';
+import { type UpdateProfileInput, updateProfileSchema } from '../profiles/profiles.schemas.js';
+import {
+  deleteBrowserSessionsOfUser,
+  findUserByUsername,
+  insertUser,
+  lockUserByUsername,
+  type UserRow,
+  updateUserColumns,
+} from './accounts.repository.js';
+import {
+  type CreateUserInput,
+  createUserSchema,
+  emailSchema,
+  normalizeUsername,
+  passwordSchema,
+  usernameSchema,
+} from './accounts.schemas.js';
+
+/** 400 `invalid_request`: the username is taken (case-insensitively). The sign-up page shows it by the field. */
+export class UsernameTaken extends InvalidRequest {
+  constructor(username: string) {
+    super(`username "${username}" is already taken`);
+  }
+}
 
 export interface CreatedUser {
   id: number;
@@ -33,7 +55,183 @@ export async function createUser(
     });
     return { id: row.id, username: row.username };
   } catch (error) {
-    if (isUniqueViolation(error)) throw new InvalidRequest(`username "${data.username}" is already taken`);
+    if (isUniqueViolation(error)) throw new UsernameTaken(data.username);
     throw error;
   }
+}
+
+/**
+ * Changes a user's profile (`idp users update`): only the given fields change. A new e-mail is
+ * unconfirmed unless `emailVerified: true` comes with it; confirming needs an e-mail.
+ * @throws NotFound when no user has this username (case-insensitive); InvalidRequest for bad input.
+ */
+export async function updateUserProfile(
+  db: Kysely<Database>,
+  clock: Clock,
+  username: string,
+  input: UpdateProfileInput,
+): Promise<UserRow> {
+  const data = parseInput(updateProfileSchema, input);
+  return db.transaction().execute(async (trx) => {
+    const user = await lockUserByUsername(trx, username);
+    if (!user) throw new NotFound(`no user named ${username}`);
+
+    const changes: Updateable<UsersTable> = {};
+    if (data.displayName !== undefined) changes.display_name = data.displayName;
+    if (data.avatarUrl !== undefined) changes.avatar_url = data.avatarUrl;
+    if (data.verificationLevel !== undefined) changes.verification_level = data.verificationLevel;
+    if (data.email !== undefined && data.email !== user.email) {
+      // A new address has not been confirmed, whatever the old one was.
+      changes.email = data.email;
+      changes.email_verified = false;
+    }
+    if (data.emailVerified !== undefined) {
+      if ((changes.email ?? user.email) === null)
+        throw new InvalidRequest('email_verified needs an e-mail address, and this user has none');
+      changes.email_verified = data.emailVerified;
+    }
+    if (data.clearGame) Object.assign(changes, { game_name: null, game_url: null });
+    else if (data.gameName !== undefined && data.gameUrl !== undefined)
+      Object.assign(changes, { game_name: data.gameName, game_url: data.gameUrl });
+    if (data.clearTag) Object.assign(changes, { tag_label: null, tag_kind: null, tag_slug: null });
+    else if (data.tagLabel !== undefined && data.tagKind !== undefined && data.tagSlug !== undefined)
+      Object.assign(changes, { tag_label: data.tagLabel, tag_kind: data.tagKind, tag_slug: data.tagSlug });
+
+    if (Object.keys(changes).length === 0) return user;
+    return updateUserColumns(trx, user.id, { ...changes, updated_at: clock.now() });
+  });
+}
+
+/** Whether an account is disabled, as `idp users disable` / `enable` print it. */
+export interface UserStatusView {
+  id: number;
+  username: string;
+  disabled: boolean;
+  /** When it was disabled (ISO 8601), or null. */
+  disabled_at: string | null;
+}
+
+function presentUserStatus(user: UserRow): UserStatusView {
+  return {
+    id: user.id,
+    username: user.username,
+    disabled: user.disabled_at !== null,
+    disabled_at: user.disabled_at ? user.disabled_at.toISOString() : null,
+  };
+}
+
+/**
+ * Disables an account: it can no longer sign in, it leaves search, and every token of it stops
+ * working (the token checks read `disabled_at`). Its browser sessions are deleted in the same
+ * transaction, so they end at once too. Idempotent: disabling again keeps the first `disabled_at`.
+ * @throws NotFound when no user has this username.
+ */
+export function disableUser(db: Kysely<Database>, clock: Clock, username: string): Promise<UserStatusView> {
+  return db.transaction().execute(async (trx) => {
+    let user = await lockUserByUsername(trx, username);
+    if (!user) throw new NotFound(`no user named ${username}`);
+    if (user.disabled_at === null) {
+      const now = clock.now();
+      user = await updateUserColumns(trx, user.id, { disabled_at: now, updated_at: now });
+    }
+    await deleteBrowserSessionsOfUser(trx, user.id);
+    return presentUserStatus(user);
+  });
+}
+
+/**
+ * Enables a disabled account again (it can sign in and shows in search). Idempotent.
+ * @throws NotFound when no user has this username.
+ */
+export function enableUser(db: Kysely<Database>, clock: Clock, username: string): Promise<UserStatusView> {
+  return db.transaction().execute(async (trx) => {
+    let user = await lockUserByUsername(trx, username);
+    if (!user) throw new NotFound(`no user named ${username}`);
+    if (user.disabled_at !== null) {
+      user = await updateUserColumns(trx, user.id, { disabled_at: null, updated_at: clock.now() });
+    }
+    return presentUserStatus(user);
+  });
+}
+
+/** The fields of the sign-up form. */
+export type SignUpField = 'username' | 'password' | 'email';
+
+export type SignUpResult =
+  | { ok: true; user: CreatedUser }
+  | { ok: false; errors: Partial<Record<SignUpField, string>> };
+
+/** "username must be…" → "Username must be…": the schemas' messages, as a page shows them. */
+function firstIssue(error: { issues: ReadonlyArray<{ message: string }> }): string {
+  const message = error.issues[0]?.message ?? 'this value is not valid';
+  return `${message.charAt(0).toUpperCase()}${message.slice(1)}${/[.!?]$/.test(message) ? '' : '.'}`;
+}
+
+/**
+ * Sign-up from the web form: every field is checked on its own, so the page can show each problem
+ * next to its field; then the account is created as `createUser` does (an empty e-mail is none).
+ */
+export async function signUp(
+  db: Kysely<Database>,
+  clock: Clock,
+  form: { username: string; password: string; email: string },
+): Promise<SignUpResult> {
+  const errors: Partial<Record<SignUpField, string>> = {};
+  const username = usernameSchema.safeParse(form.username);
+  if (!username.success) errors.username = firstIssue(username.error);
+  const password = passwordSchema.safeParse(form.password);
+  if (!password.success) errors.password = firstIssue(password.error);
+  const emailText = form.email.trim();
+  if (emailText !== '') {
+    const email = emailSchema.safeParse(emailText);
+    if (!email.success) errors.email = firstIssue(email.error);
+  }
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  try {
+    const user = await createUser(db, clock, {
+      username: form.username,
+      password: form.password,
+      email: emailText === '' ? undefined : emailText,
+    });
+    return { ok: true, user };
+  } catch (error) {
+    if (error instanceof UsernameTaken)
+      return { ok: false, errors: { username: 'This username is already taken; choose another one.' } };
+    throw error;
+  }
+}
+
+export type SignInResult =
+  | { ok: true; user: { id: number; username: string } }
+  /** `wrong_credentials` for an unknown user and for a wrong password alike; `disabled` only with the right password. */
+  | { ok: false; reason: 'wrong_credentials' | 'disabled' };
+
+/** Longer input cannot be a username (32 characters after NFKC; some characters expand). */
+const USERNAME_INPUT_MAX_LENGTH = 128;
+
+/**
+ * Checks a username and password. The username is NFKC-normalized and matched case-insensitively.
+ * Exactly one argon2 verify runs whatever the outcome, against a dummy hash when the user is
+ * unknown, so the time taken does not tell which usernames exist. A disabled account is reported
+ * as such only to someone who knows its password.
+ */
+export async function authenticate(
+  db: Kysely<Database>,
+  usernameInput: string,
+  password: string,
+): Promise<SignInResult> {
+  const username = normalizeUsername(usernameInput);
+  const user =
+    username.length > 0 && username.length <= USERNAME_INPUT_MAX_LENGTH
+      ? await findUserByUsername(db, username)
+      : undefined;
+  // No account has a longer password (sign-up refuses it), and argon2 need not read megabytes.
+  const plausible = password.length <= PASSWORD_MAX_LENGTH;
+  const matches = await verifyPassword(
+    plausible ? user?.password_hash : undefined,
+    plausible ? password : '',
+  );
+  if (!user || !matches) return { ok: false, reason: 'wrong_credentials' };
+  if (user.disabled_at !== null) return { ok: false, reason: 'disabled' };
+  return { ok: true, user: { id: user.id, username: user.username } };
 }

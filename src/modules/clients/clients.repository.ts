@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { ClientsTable, Database } from '../../db/schema.js';
 
 export type ClientRow = Selectable<ClientsTable>;
@@ -13,4 +13,26 @@ export function listClients(db: Kysely<Database>): Promise<ClientRow[]> {
 
 export function findClientByClientId(db: Kysely<Database>, clientId: string): Promise<ClientRow | undefined> {
   return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+}
+
+/** The client row, locked until the transaction ends (a read-modify-write of its redirect URIs). */
+export function lockClientByClientId(
+  trx: Transaction<Database>,
+  clientId: string,
+): Promise<ClientRow | undefined> {
+  return trx
+    .selectFrom('clients')
+    .selectAll()
+    .where('client_id', '=', clientId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** Writes the given columns of one client and returns the row as it is now. */
+export function updateClientColumns(
+  db: Kysely<Database>,
+  id: number,
+  changes: Updateable<ClientsTable>,
+): Promise<ClientRow> {
+  return db.updateTable('clients').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }

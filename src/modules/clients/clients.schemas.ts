@@ -13,14 +13,23 @@ const siteUrlSchema = z
     }
   }, 'site URL must be an absolute https URL (plain http is allowed on loopback hosts only)');
 
+const clientNameSchema = z
+  .string()
+  .trim()
+  .min(1, 'name must not be empty')
+  .max(100, 'name must be at most 100 characters');
+
+/** A client may register from 1 to 20 redirect URIs (also a check constraint on clients.redirect_uris). */
+export const MAX_REDIRECT_URIS = 20;
+
 export const createClientSchema = z
   .object({
-    name: z.string().trim().min(1, 'name must not be empty').max(100, 'name must be at most 100 characters'),
+    name: clientNameSchema,
     siteUrl: siteUrlSchema,
     redirectUris: z
       .array(z.string().trim())
       .min(1, 'at least one redirect URI is required')
-      .max(20, 'at most 20 redirect URIs'),
+      .max(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
     wallet: z.boolean().default(false),
     officialMobile: z.boolean().default(false),
   })
@@ -44,3 +53,25 @@ export interface ClientView {
   disabled: boolean;
   created_at: string;
 }
+
+/**
+ * A change to a client (`idp clients update`): only the given fields change. Redirect URIs are
+ * removed and added one by one; added ones obey the same rules as at registration.
+ */
+export const updateClientSchema = z
+  .object({
+    name: clientNameSchema.optional(),
+    wallet: z.boolean().optional(),
+    officialMobile: z.boolean().optional(),
+    disabled: z.boolean().optional(),
+    addRedirectUris: z.array(z.string().trim()).default([]),
+    removeRedirectUris: z.array(z.string().trim()).default([]),
+  })
+  .superRefine((input, ctx) => {
+    for (const uri of input.addRedirectUris) {
+      if (input.removeRedirectUris.includes(uri))
+        ctx.addIssue({ code: 'custom', message: `redirect URI "${uri}" is both added and removed` });
+    }
+  });
+
+export type UpdateClientInput = z.input<typeof updateClientSchema>;

@@ -1,10 +1,25 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
+import type { Kysely, Updateable } from 'kysely';
+import type { ClientsTable, Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
+import { InvalidRequest, NotFound } from '../../lib/errors.js';
+import { redirectUriProblem } from '../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { parseInput } from '../../lib/validation.js';
-import { type ClientRow, insertClient, listClients as listClientRows } from './clients.repository.js';
-import { type ClientView, type CreateClientInput, createClientSchema } from './clients.schemas.js';
+import {
+  type ClientRow,
+  insertClient,
+  listClients as listClientRows,
+  lockClientByClientId,
+  updateClientColumns,
+} from './clients.repository.js';
+import {
+  type ClientView,
+  type CreateClientInput,
+  createClientSchema,
+  MAX_REDIRECT_URIS,
+  type UpdateClientInput,
+  updateClientSchema,
+} from './clients.schemas.js';
 
 export function presentClient(row: ClientRow): ClientView {
   return {
@@ -49,4 +64,77 @@ export async function createClient(
 
 export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
   return (await listClientRows(db)).map(presentClient);
+}
+
+/**
+ * Changes a client (`idp clients update`): only the given fields change. Disabling sets
+ * `disabled_at`, which the token checks read, so every token of the client stops working at once.
+ * A client keeps from 1 to 20 redirect URIs.
+ * @throws NotFound for an unknown client_id; InvalidRequest for bad input.
+ */
+export async function updateClient(
+  db: Kysely<Database>,
+  clock: Clock,
+  clientId: string,
+  input: UpdateClientInput,
+): Promise<ClientView> {
+  const data = parseInput(updateClientSchema, input);
+  return db.transaction().execute(async (trx) => {
+    const row = await lockClientByClientId(trx, clientId);
+    if (!row) throw new NotFound(`no client with client_id ${clientId}`);
+    const now = clock.now();
+    const changes: Updateable<ClientsTable> = {};
+    if (data.name !== undefined) changes.name = data.name;
+    if (data.wallet !== undefined) changes.wallet = data.wallet;
+    if (data.officialMobile !== undefined) changes.official_mobile = data.officialMobile;
+    // Disabling again keeps the first disabled_at.
+    if (data.disabled !== undefined) changes.disabled_at = data.disabled ? (row.disabled_at ?? now) : null;
+
+    if (data.addRedirectUris.length > 0 || data.removeRedirectUris.length > 0) {
+      const uris = [...row.redirect_uris];
+      for (const uri of data.removeRedirectUris) {
+        const index = uris.indexOf(uri);
+        if (index === -1) throw new InvalidRequest(`redirect URI "${uri}" is not registered for this client`);
+        uris.splice(index, 1);
+      }
+      for (const uri of data.addRedirectUris) {
+        const problem = redirectUriProblem(uri, row.site_url);
+        if (problem) throw new InvalidRequest(problem);
+        if (!uris.includes(uri)) uris.push(uri);
+      }
+      if (uris.length === 0)
+        throw new InvalidRequest(
+          'a client needs at least one redirect URI: add the new one before removing the last',
+        );
+      if (uris.length > MAX_REDIRECT_URIS)
+        throw new InvalidRequest(`a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`);
+      changes.redirect_uris = uris;
+    }
+
+    if (Object.keys(changes).length === 0) return presentClient(row);
+    return presentClient(await updateClientColumns(trx, row.id, { ...changes, updated_at: now }));
+  });
+}
+
+/**
+ * Replaces a client's secret. The new one is returned this once and stored only as its SHA-256
+ * hash; the old one stops working at once, since only the new hash is kept (CONTRACT.md §3).
+ * @throws NotFound for an unknown client_id.
+ */
+export async function rotateClientSecret(
+  db: Kysely<Database>,
+  clock: Clock,
+  clientId: string,
+): Promise<ClientView & { client_secret: string }> {
+  const clientSecret = generateSecret('clientSecret');
+  const row = await db.transaction().execute(async (trx) => {
+    const current = await lockClientByClientId(trx, clientId);
+    if (!current) throw new NotFound(`no client with client_id ${clientId}`);
+    return updateClientColumns(trx, current.id, {
+      secret_hash: hashSecret(clientSecret),
+      updated_at: clock.now(),
+    });
+  });
+  const { client_id, ...rest } = presentClient(row);
+  return { client_id, client_secret: clientSecret, ...rest };
 }

@@ -1,5 +1,235 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../app.js';
+import { issueCsrfToken, verifyCsrfToken } from '../../http/csrf.js';
+import { renderErrorPage, renderPage } from '../../http/pages.js';
+import { loadSession } from '../../http/session.js';
+import { AccessDenied, ApiError, InvalidRequest } from '../../lib/errors.js';
+import { hashSecret } from '../../lib/secrets.js';
+import {
+  type AuthorizationRequest,
+  AuthorizeRedirectError,
+  checkAuthorizeRequest,
+  consentCovers,
+  errorRedirect,
+  fromPendingRow,
+  issueCode,
+  savePendingRequest,
+} from './authorize.service.js';
+import { authenticateClient } from './client-auth.js';
+import { consumePendingRequest, findClientById, findPendingRequest } from './oauth.repository.js';
+import { introspectToken, revokeToken } from './revocation.service.js';
+import { SCOPES, type Scope } from './scopes.js';
+import { handleTokenRequest } from './tokens.service.js';
 
-/** Authorize, consent decision, token, revocation and introspection. */
-export const oauthRoutes: FastifyPluginAsync<AppDeps> = async () => {};
+const EXPIRED_REQUEST =
+  'This sign-in request has expired or was already used. Go back to the site and start again.';
+
+/** An OAuth form body as flat strings; a repeated parameter is refused (RFC 6749 §3.2). */
+function formParameters(request: FastifyRequest): Record<string, string | undefined> {
+  const type = request.headers['content-type'] ?? '';
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
+    throw new InvalidRequest('Send the parameters as application/x-www-form-urlencoded (RFC 6749 §3.2).');
+  }
+  const body = (request.body ?? {}) as Record<string, unknown>;
+  const params: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value !== 'string') throw new InvalidRequest(`The ${name} parameter must be sent once.`);
+    params[name] = value;
+  }
+  return params;
+}
+
+function noStore(reply: FastifyReply): void {
+  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+/** Authorize, the consent decision, token, revocation and introspection. */
+export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const issuer = deps.config.PUBLIC_URL;
+
+  /** Renders the page or redirect that an authorize error calls for. */
+  const answerAuthorizeError = (reply: FastifyReply, error: unknown): FastifyReply => {
+    if (error instanceof AuthorizeRedirectError) return reply.redirect(errorRedirect(error, issuer));
+    if (error instanceof ApiError && !error.redirectable) {
+      return renderErrorPage(reply, 400, 'This sign-in link is not valid', error.description);
+    }
+    throw error;
+  };
+
+  /**
+   * After the checks: sign-in when needed, then remembered consent or the consent page, then a code.
+   * `pending` is set when the request was stored (the user came back from signing in).
+   */
+  const proceed = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    authz: AuthorizationRequest,
+    pending: { id: string; createdAt: Date } | null,
+  ): Promise<FastifyReply> => {
+    const fail = (error: string, description: string) =>
+      reply.redirect(
+        errorRedirect(
+          new AuthorizeRedirectError(new ApiError(400, error, description), authz.redirectUri, authz.state),
+          issuer,
+        ),
+      );
+    const session = await loadSession(request, deps);
+    // prompt=login: a sign-in after this request was made (OIDC Core §3.1.2.1).
+    const signedInForThis =
+      session !== null &&
+      (!authz.prompt.has('login') || (pending !== null && session.authTime >= pending.createdAt));
+    if (!signedInForThis) {
+      if (authz.prompt.has('none')) return fail('login_required', 'The user is not signed in.');
+      const id = pending?.id ?? (await savePendingRequest(deps, authz));
+      return reply.redirect(`/signin?request=${encodeURIComponent(id)}`);
+    }
+
+    if (!authz.prompt.has('consent') && (await consentCovers(deps, session.userId, authz))) {
+      if (pending && !(await consumePendingRequest(deps.db, hashSecret(pending.id), deps.clock.now()))) {
+        return renderErrorPage(reply, 400, 'This request has expired', EXPIRED_REQUEST);
+      }
+      const location = await issueCode(deps, authz, {
+        userId: session.userId,
+        authTime: session.authTime,
+        scopes: authz.scopes,
+      });
+      return reply.redirect(location);
+    }
+    if (authz.prompt.has('none'))
+      return fail('consent_required', 'The user has not allowed this application yet.');
+
+    const id = pending?.id ?? (await savePendingRequest(deps, authz));
+    const user = await deps.db
+      .selectFrom('users')
+      .select('username')
+      .where('id', '=', session.userId)
+      .executeTakeFirstOrThrow();
+    return renderPage(reply, 'consent', {
+      csrfToken: issueCsrfToken(request, reply, deps),
+      requestId: id,
+      client: { name: authz.client.name, siteUrl: authz.client.site_url },
+      user: { username: user.username },
+      scopes: authz.scopes.map((name) => ({ name, description: SCOPES[name].description })),
+      emailRequested: authz.scopes.includes('email'),
+      walletRequested: authz.scopes.includes('wallet'),
+    });
+  };
+
+  app.get(
+    '/api/v1/oauth/authorize',
+    { config: { auth: 'browser', description: 'OAuth 2.0 authorization endpoint (opened in the browser)' } },
+    async (request, reply) => {
+      noStore(reply);
+      let authz: AuthorizationRequest;
+      try {
+        authz = await checkAuthorizeRequest(deps, request.query as Record<string, unknown>);
+      } catch (error) {
+        return answerAuthorizeError(reply, error);
+      }
+      return proceed(request, reply, authz, null);
+    },
+  );
+
+  app.get(
+    '/api/v1/oauth/authorize/resume',
+    { config: { auth: 'browser', description: 'Continues an authorization request after sign-in' } },
+    async (request, reply) => {
+      noStore(reply);
+      const id = (request.query as Record<string, unknown>).request;
+      const row =
+        typeof id === 'string' && id.length <= 100
+          ? await findPendingRequest(deps.db, hashSecret(id), deps.clock.now())
+          : undefined;
+      const client = row ? await findClientById(deps.db, row.client_pk) : undefined;
+      if (!row || !client || client.disabled_at !== null || typeof id !== 'string') {
+        return renderErrorPage(reply, 400, 'This request has expired', EXPIRED_REQUEST);
+      }
+      return proceed(request, reply, fromPendingRow(row, client), { id, createdAt: row.created_at });
+    },
+  );
+
+  app.post(
+    '/api/v1/oauth/authorize/decision',
+    { config: { auth: 'browser', description: 'The consent page form: allow or deny' } },
+    async (request, reply) => {
+      noStore(reply);
+      const form = (request.body ?? {}) as Record<string, unknown>;
+      if (!verifyCsrfToken(request, form.csrf_token)) {
+        return renderErrorPage(reply, 403, 'This form has expired', 'Reload the page and try again.');
+      }
+      const id = form.request;
+      const decision = form.decision;
+      if (typeof id !== 'string' || id.length > 100 || (decision !== 'allow' && decision !== 'deny')) {
+        return renderErrorPage(
+          reply,
+          400,
+          'Something is missing',
+          'The form was not complete. Go back and try again.',
+        );
+      }
+      const session = await loadSession(request, deps);
+      if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
+      // The decision uses this one request up: a consent cannot approve another request, nor this one twice.
+      const row = await consumePendingRequest(deps.db, hashSecret(id), deps.clock.now());
+      const client = row ? await findClientById(deps.db, row.client_pk) : undefined;
+      if (!row || !client || client.disabled_at !== null) {
+        return renderErrorPage(reply, 400, 'This request has expired', EXPIRED_REQUEST);
+      }
+      const authz = fromPendingRow(row, client);
+      if (decision === 'deny') {
+        const denied = new AuthorizeRedirectError(
+          new AccessDenied('The user denied access.'),
+          authz.redirectUri,
+          authz.state,
+        );
+        return reply.redirect(errorRedirect(denied, issuer), 303);
+      }
+      // CONTRACT.md §5: unchecking the e-mail box drops `email` from the grant.
+      const withheld: Scope[] =
+        form.share_email === '1' ? [] : authz.scopes.filter((scope) => scope === 'email');
+      const location = await issueCode(deps, authz, {
+        userId: session.userId,
+        authTime: session.authTime,
+        scopes: authz.scopes.filter((scope) => !withheld.includes(scope)),
+        remember: { withheld },
+      });
+      return reply.redirect(location, 303);
+    },
+  );
+
+  app.post(
+    '/api/v1/oauth/token',
+    {
+      config: { auth: 'client', description: 'OAuth 2.0 token endpoint (authorization_code, refresh_token)' },
+    },
+    async (request, reply) => {
+      noStore(reply);
+      const params = formParameters(request);
+      const client = await authenticateClient(request, params, deps.db);
+      return handleTokenRequest(deps, client, params);
+    },
+  );
+
+  app.post(
+    '/api/v1/oauth/revoke',
+    { config: { auth: 'client', description: 'Token revocation (RFC 7009)' } },
+    async (request, reply) => {
+      noStore(reply);
+      const params = formParameters(request);
+      const client = await authenticateClient(request, params, deps.db);
+      await revokeToken(deps, client, params);
+      return { ok: true };
+    },
+  );
+
+  app.post(
+    '/api/v1/oauth/introspect',
+    { config: { auth: 'client', description: 'Token introspection (RFC 7662)' } },
+    async (request, reply) => {
+      noStore(reply);
+      const params = formParameters(request);
+      const client = await authenticateClient(request, params, deps.db);
+      return introspectToken(deps, client, params);
+    },
+  );
+};

@@ -1,0 +1,77 @@
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { InvalidClient, InvalidRequest } from '../../lib/errors.js';
+import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
+import type { ClientRow } from '../clients/clients.repository.js';
+import { findClientByClientId } from '../clients/clients.repository.js';
+
+/** Compared against when the client is unknown, so that answer takes as long as a wrong secret. */
+const DUMMY_HASH = hashSecret('no such client');
+
+interface PresentedCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+/** RFC 6749 Appendix B: each part of Basic credentials is form-urlencoded before base64. */
+function formDecode(value: string): string {
+  return decodeURIComponent(value.replace(/\+/g, ' '));
+}
+
+function fromBasicHeader(header: string): PresentedCredentials {
+  const match = /^Basic +([A-Za-z0-9+/=._~-]+) *$/i.exec(header);
+  if (!match?.[1]) throw new InvalidClient('The Authorization header is not valid Basic credentials.');
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon === -1) throw new InvalidClient('Basic credentials must be client_id:client_secret.');
+  try {
+    return {
+      clientId: formDecode(decoded.slice(0, colon)),
+      clientSecret: formDecode(decoded.slice(colon + 1)),
+    };
+  } catch {
+    throw new InvalidClient('Basic credentials are not correctly form-urlencoded.');
+  }
+}
+
+/**
+ * Authenticates the calling client at the token, revocation and introspection endpoints:
+ * HTTP Basic (SPEC.md) or client_secret_post (RFC 6749 §2.3.1), never both at once. An unknown
+ * client, a wrong secret and a disabled client get the same 401 `invalid_client`.
+ */
+export async function authenticateClient(
+  request: FastifyRequest,
+  body: Record<string, unknown>,
+  db: Kysely<Database>,
+): Promise<ClientRow> {
+  const header = request.headers.authorization;
+  const postedId = body.client_id;
+  const postedSecret = body.client_secret;
+  let credentials: PresentedCredentials;
+  if (header !== undefined) {
+    if (postedSecret !== undefined) {
+      throw new InvalidRequest(
+        'Use one client authentication method: HTTP Basic or client_secret in the body, not both.',
+      );
+    }
+    credentials = fromBasicHeader(header);
+    if (postedId !== undefined && postedId !== credentials.clientId) {
+      throw new InvalidRequest('client_id in the body differs from the one in the Authorization header.');
+    }
+  } else if (typeof postedId === 'string' && typeof postedSecret === 'string') {
+    credentials = { clientId: postedId, clientSecret: postedSecret };
+  } else {
+    throw new InvalidClient(
+      'Authenticate the client with HTTP Basic (client_id:client_secret) or client_secret_post.',
+    );
+  }
+
+  const client =
+    credentials.clientId.length <= 200 ? await findClientByClientId(db, credentials.clientId) : undefined;
+  const matches = secretMatchesHash(credentials.clientSecret, client?.secret_hash ?? DUMMY_HASH);
+  if (!client || !matches || client.disabled_at !== null) {
+    throw new InvalidClient('Unknown client or wrong client secret.');
+  }
+  return client;
+}

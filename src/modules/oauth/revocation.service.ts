@@ -1,0 +1,87 @@
+import type { AppDeps } from '../../app.js';
+import { InvalidRequest } from '../../lib/errors.js';
+import { hashSecret } from '../../lib/secrets.js';
+import type { ClientRow } from '../clients/clients.repository.js';
+import { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrants } from './oauth.repository.js';
+
+type Parameters = Record<string, string | undefined>;
+
+function tokenParameter(params: Parameters): string {
+  const token = params.token;
+  if (!token) throw new InvalidRequest('token is required.');
+  return token;
+}
+
+/**
+ * RFC 7009. A client revokes only its own tokens; anything else (unknown, another client's,
+ * already revoked) is answered the same way, so nothing is revealed. Revoking a refresh token
+ * revokes its whole grant (RFC 7009 §2.1: and the access tokens issued with it).
+ */
+export async function revokeToken(deps: AppDeps, client: ClientRow, params: Parameters): Promise<void> {
+  const tokenHash = hashSecret(tokenParameter(params));
+  const now = deps.clock.now();
+  const lookups =
+    params.token_type_hint === 'refresh_token'
+      ? ([findRefreshToken, findAccessToken] as const)
+      : ([findAccessToken, findRefreshToken] as const);
+  for (const lookup of lookups) {
+    const row = await lookup(deps.db, tokenHash);
+    if (!row) continue;
+    if (row.client_pk !== client.id) return;
+    if (lookup === findAccessToken) await revokeAccessToken(deps.db, tokenHash, now);
+    else await revokeGrants(deps.db, { id: row.grant_id }, now);
+    return;
+  }
+}
+
+/** The RFC 7662 answer. Inactive tokens say nothing but `active: false`. */
+export type IntrospectionResponse =
+  | { active: false }
+  | {
+      active: true;
+      scope: string;
+      client_id: string;
+      username: string;
+      token_type: 'Bearer' | 'refresh_token';
+      exp: number;
+      iat: number;
+      sub: string;
+      iss: string;
+    };
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+/** RFC 7662: whether a token of this client is active, and what it grants. */
+export async function introspectToken(
+  deps: AppDeps,
+  client: ClientRow,
+  params: Parameters,
+): Promise<IntrospectionResponse> {
+  const tokenHash = hashSecret(tokenParameter(params));
+  const now = deps.clock.now().getTime();
+  const access = await findAccessToken(deps.db, tokenHash);
+  const refresh = access ? undefined : await findRefreshToken(deps.db, tokenHash);
+  const row = access ?? refresh;
+  if (!row || row.client_pk !== client.id) return { active: false };
+  const revoked =
+    row.revoked_at !== null ||
+    row.grant_revoked_at !== null ||
+    (refresh !== undefined && refresh.rotated_at !== null);
+  const active =
+    !revoked &&
+    row.expires_at.getTime() > now &&
+    row.user_disabled_at === null &&
+    row.client_disabled_at === null;
+  if (!active) return { active: false };
+  return {
+    active: true,
+    scope: row.scopes.join(' '),
+    client_id: row.client_id,
+    username: row.username,
+    token_type: access ? 'Bearer' : 'refresh_token',
+    exp: seconds(row.expires_at),
+    iat: seconds(row.created_at),
+    sub: String(row.user_id),
+    iss: deps.config.PUBLIC_URL,
+  };
+}

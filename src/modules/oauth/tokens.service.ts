@@ -1,0 +1,248 @@
+import type { Kysely } from 'kysely';
+import type { AppDeps } from '../../app.js';
+import type { Database } from '../../db/schema.js';
+import { InvalidGrant, InvalidRequest, InvalidScope, UnsupportedGrantType } from '../../lib/errors.js';
+import { verifyPkce } from '../../lib/pkce.js';
+import { generateSecret, hashSecret } from '../../lib/secrets.js';
+import type { UserRow } from '../accounts/accounts.repository.js';
+import type { ClientRow } from '../clients/clients.repository.js';
+import { signIdToken } from '../oidc/id-token.js';
+import {
+  authorizationCodeWasUsed,
+  consumeAuthorizationCode,
+  insertAccessToken,
+  insertGrant,
+  insertRefreshToken,
+  revokeGrants,
+  rotateRefreshToken,
+} from './oauth.repository.js';
+import { normalizeScopes } from './scopes.js';
+
+/** The token response (SPEC.md, RFC 6749 §5.1; OIDC Core §3.1.3.3). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  refresh_token?: string;
+  id_token?: string;
+}
+
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken?: string;
+  expiresIn: number;
+}
+
+/**
+ * Mints an access token (and a refresh token when asked) under a grant. Runs inside the caller's
+ * transaction, so a token set is stored completely or not at all. Shared by the token endpoint and
+ * the mobile sign-in.
+ */
+export async function issueTokenSet(
+  trx: Kysely<Database>,
+  deps: AppDeps,
+  input: { grantId: number; userId: number; clientPk: number; scopes: string[]; withRefreshToken: boolean },
+): Promise<IssuedTokens> {
+  const now = deps.clock.now();
+  const accessToken = generateSecret('accessToken');
+  const expiresIn = deps.config.ACCESS_TOKEN_TTL_SECONDS;
+  await insertAccessToken(trx, {
+    tokenHash: hashSecret(accessToken),
+    grantId: input.grantId,
+    userId: input.userId,
+    clientPk: input.clientPk,
+    scopes: input.scopes,
+    at: now,
+    expiresAt: new Date(now.getTime() + expiresIn * 1000),
+  });
+  if (!input.withRefreshToken) return { accessToken, expiresIn };
+  const refreshToken = generateSecret('refreshToken');
+  await insertRefreshToken(trx, {
+    tokenHash: hashSecret(refreshToken),
+    grantId: input.grantId,
+    at: now,
+    expiresAt: new Date(now.getTime() + deps.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+  });
+  return { accessToken, refreshToken, expiresIn };
+}
+
+type Parameters = Record<string, string | undefined>;
+
+function required(params: Parameters, name: string): string {
+  const value = params[name];
+  if (!value) throw new InvalidRequest(`${name} is required.`);
+  return value;
+}
+
+async function loadUser(trx: Kysely<Database>, userId: number): Promise<UserRow | undefined> {
+  return trx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+}
+
+/** RFC 6749 §4.1.3 and RFC 7636 §4.6: exchange a code for tokens, once. */
+async function authorizationCodeGrant(
+  deps: AppDeps,
+  client: ClientRow,
+  params: Parameters,
+): Promise<TokenResponse> {
+  const code = required(params, 'code');
+  const redirectUri = required(params, 'redirect_uri');
+  const verifier = params.code_verifier;
+  const codeHash = hashSecret(code);
+  const now = deps.clock.now();
+
+  const outcome = await deps.db.transaction().execute(async (trx) => {
+    const row = await consumeAuthorizationCode(trx, codeHash, now);
+    if (!row) return { kind: 'failed', reused: await authorizationCodeWasUsed(trx, codeHash) } as const;
+    // RFC 6749 §4.1.3: the code must be this client's, unexpired, for the same redirect_uri.
+    if (row.client_pk !== client.id) throw new InvalidGrant('The code was issued to another client.');
+    if (row.expires_at.getTime() <= now.getTime()) throw new InvalidGrant('The code has expired.');
+    if (row.redirect_uri !== redirectUri) {
+      throw new InvalidGrant('redirect_uri differs from the one sent to authorize.');
+    }
+    // RFC 7636 §4.6, and the PKCE downgrade: a verifier for a code issued without a challenge.
+    if (row.code_challenge !== null) {
+      if (!verifier)
+        throw new InvalidGrant('code_verifier is required: the code was issued with a code_challenge.');
+      if (!verifyPkce(verifier, row.code_challenge)) throw new InvalidGrant('code_verifier does not match.');
+    } else if (verifier !== undefined) {
+      throw new InvalidGrant('code_verifier was sent, but the code was issued without a code_challenge.');
+    }
+    const user = await loadUser(trx, row.user_id);
+    if (!user || user.disabled_at !== null) throw new InvalidGrant('The user of this code is disabled.');
+
+    const grant = await insertGrant(trx, {
+      userId: row.user_id,
+      clientPk: client.id,
+      scopes: row.scopes,
+      codeHash,
+      authTime: row.auth_time,
+      at: now,
+    });
+    const tokens = await issueTokenSet(trx, deps, {
+      grantId: grant.id,
+      userId: row.user_id,
+      clientPk: client.id,
+      scopes: row.scopes,
+      withRefreshToken: row.scopes.includes('offline_access'),
+    });
+    // Signed inside the transaction: if signing fails, nothing was issued and the code still works.
+    const idToken = row.scopes.includes('openid')
+      ? await signIdToken(
+          { ...deps, db: trx },
+          {
+            user,
+            clientId: client.client_id,
+            scopes: row.scopes,
+            nonce: row.nonce,
+            authTime: row.auth_time,
+            accessToken: tokens.accessToken,
+          },
+        )
+      : undefined;
+    return { kind: 'issued', tokens, idToken, scopes: row.scopes } as const;
+  });
+
+  if (outcome.kind === 'failed') {
+    if (outcome.reused) {
+      // RFC 6749 §4.1.2: a code used twice revokes every token issued from it.
+      await revokeGrants(deps.db, { codeHash }, now);
+      throw new InvalidGrant('The code was already used; the tokens issued from it are revoked.');
+    }
+    throw new InvalidGrant('The code is invalid.');
+  }
+  return tokenResponse(outcome.tokens, outcome.scopes, outcome.idToken);
+}
+
+/** RFC 6749 §6, with rotation: a refresh token is exchanged once; presenting it again revokes the grant. */
+async function refreshTokenGrant(
+  deps: AppDeps,
+  client: ClientRow,
+  params: Parameters,
+): Promise<TokenResponse> {
+  const refreshToken = required(params, 'refresh_token');
+  const tokenHash = hashSecret(refreshToken);
+  const now = deps.clock.now();
+
+  const outcome = await deps.db.transaction().execute(async (trx) => {
+    const row = await rotateRefreshToken(trx, tokenHash, now);
+    if (!row) {
+      const known = await trx
+        .selectFrom('refresh_tokens')
+        .innerJoin('grants', 'grants.id', 'refresh_tokens.grant_id')
+        .select(['refresh_tokens.grant_id', 'refresh_tokens.rotated_at', 'grants.client_pk'])
+        .where('refresh_tokens.token_hash', '=', tokenHash)
+        .executeTakeFirst();
+      const reusedGrant = known?.rotated_at && known.client_pk === client.id ? known.grant_id : undefined;
+      return { kind: 'failed', reusedGrant } as const;
+    }
+    if (row.client_pk !== client.id)
+      throw new InvalidGrant('The refresh token was issued to another client.');
+    if (row.grant_revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
+    if (row.expires_at.getTime() <= now.getTime()) throw new InvalidGrant('The refresh token has expired.');
+    const user = await loadUser(trx, row.user_id);
+    if (!user || user.disabled_at !== null)
+      throw new InvalidGrant('The user of this refresh token is disabled.');
+
+    // RFC 6749 §6: a narrower scope may be asked for, never a wider one.
+    let scopes = row.scopes;
+    if (params.scope !== undefined) {
+      const asked = params.scope.split(' ').filter(Boolean);
+      const extra = asked.filter((scope) => !row.scopes.includes(scope));
+      if (asked.length === 0 || extra.length > 0) {
+        throw new InvalidScope(`The refresh token was not granted: ${extra.join(' ') || '(empty scope)'}.`);
+      }
+      scopes = normalizeScopes(asked);
+    }
+    const tokens = await issueTokenSet(trx, deps, {
+      grantId: row.grant_id,
+      userId: row.user_id,
+      clientPk: client.id,
+      scopes,
+      withRefreshToken: true,
+    });
+    return { kind: 'issued', tokens, scopes } as const;
+  });
+
+  if (outcome.kind === 'failed') {
+    if (outcome.reusedGrant !== undefined) {
+      // OAuth 2.0 Security BCP (RFC 9700 §4.14.2): reuse of a rotated refresh token means it leaked.
+      await revokeGrants(deps.db, { id: outcome.reusedGrant }, now);
+      throw new InvalidGrant('The refresh token was already used; the grant is revoked.');
+    }
+    throw new InvalidGrant('The refresh token is invalid or revoked.');
+  }
+  return tokenResponse(outcome.tokens, outcome.scopes);
+}
+
+function tokenResponse(tokens: IssuedTokens, scopes: string[], idToken?: string): TokenResponse {
+  return {
+    access_token: tokens.accessToken,
+    token_type: 'Bearer',
+    expires_in: tokens.expiresIn,
+    scope: scopes.join(' '),
+    ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
+    ...(idToken ? { id_token: idToken } : {}),
+  };
+}
+
+/** The grants of the token endpoint (DESIGN.md: a registry of `{ grantType, handle }`). */
+const GRANTS: Record<
+  string,
+  (deps: AppDeps, client: ClientRow, params: Parameters) => Promise<TokenResponse>
+> = {
+  authorization_code: authorizationCodeGrant,
+  refresh_token: refreshTokenGrant,
+};
+
+export async function handleTokenRequest(
+  deps: AppDeps,
+  client: ClientRow,
+  params: Parameters,
+): Promise<TokenResponse> {
+  const grantType = params.grant_type;
+  if (!grantType) throw new InvalidRequest('grant_type is required.');
+  const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
+  if (!grant) throw new UnsupportedGrantType(`grant_type ${grantType} is not supported.`);
+  return grant(deps, client, params);
+}

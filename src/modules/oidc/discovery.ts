@@ -1,0 +1,47 @@
+import { ALL_SCOPES, claimsFor } from '../oauth/scopes.js';
+import { SIGNING_ALGORITHM } from './keys.repository.js';
+import type { DiscoveryDocument } from './oidc.schemas.js';
+
+/** Claims of the id_token itself, besides the profile claims the scopes release (OIDC Core §2). */
+const PROTOCOL_CLAIMS = ['sub', 'id', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash'];
+
+/** Client authentication at the token, revocation and introspection endpoints (CONTRACT.md §5). */
+const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
+
+/**
+ * The OpenID Provider Metadata (OIDC Discovery 1.0 §3, RFC 8414 §2) served at
+ * `/.well-known/openid-configuration`. `issuer` is PUBLIC_URL exactly (CONTRACT.md §5): a client
+ * such as openid-client compares it with the URL it discovered from, character for character
+ * (OIDC Discovery §4.3), and every endpoint is absolute under it.
+ */
+export function discoveryDocument(publicUrl: string): DiscoveryDocument {
+  const at = (path: string) => `${publicUrl}${path}`;
+  return {
+    issuer: publicUrl,
+    authorization_endpoint: at('/api/v1/oauth/authorize'),
+    token_endpoint: at('/api/v1/oauth/token'),
+    userinfo_endpoint: at('/api/v1/oauth/userinfo'),
+    jwks_uri: at('/api/v1/oauth/jwks'),
+    revocation_endpoint: at('/api/v1/oauth/revoke'),
+    introspection_endpoint: at('/api/v1/oauth/introspect'),
+    scopes_supported: [...ALL_SCOPES],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [SIGNING_ALGORITHM],
+    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    // RFC 7636: only S256; `plain` is refused (CONTRACT.md §5).
+    code_challenge_methods_supported: ['S256'],
+    claims_supported: [...new Set([...PROTOCOL_CLAIMS, ...claimsFor(ALL_SCOPES)])],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    // RFC 9207: authorize redirects carry `iss`.
+    authorization_response_iss_parameter_supported: true,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    claims_parameter_supported: false,
+    service_documentation: at('/api/v1/'),
+  };
+}

@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { AppDeps } from '../../app.js';
+import type { UserRow } from '../accounts/accounts.repository.js';
+import { presentUserinfo } from '../profiles/profile.presenter.js';
+import { SIGNING_ALGORITHM } from './keys.repository.js';
+import { currentSigner } from './keys.service.js';
+
+/** Lifetime of an id_token: it proves a sign-in to the client now, it is not a session. */
+export const ID_TOKEN_TTL_SECONDS = 3600;
+
+export interface IdTokenInput {
+  user: UserRow;
+  /** The client's public `client_id` (`pk_…`): the audience. */
+  clientId: string;
+  /** The granted scopes: they gate the profile claims exactly as userinfo does. */
+  scopes: readonly string[];
+  /** The authorize request's `nonce`, echoed when given (OIDC Core §3.1.2.1). */
+  nonce: string | null;
+  /** When the user signed in (OIDC Core §2 `auth_time`). */
+  authTime: Date;
+  /** The access token issued alongside, for `at_hash` (OIDC Core §3.1.3.6). */
+  accessToken?: string;
+}
+
+/**
+ * `at_hash` (OIDC Core §3.1.3.6): the left half of the SHA-256 of the ASCII access token,
+ * base64url without padding (SHA-256 because the id_token is RS256).
+ */
+export function accessTokenHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+}
+
+/**
+ * Signs an id_token (RS256, header `kid`) with the current signing key, creating the first key if
+ * none exists yet. Claims: `iss` (PUBLIC_URL exactly), `sub`, `aud`, `iat`, `exp`, `auth_time`,
+ * `nonce` when given, `at_hash` when an access token is given, and the profile claims the scopes
+ * release (the same presenter as userinfo, so an e-mail the user withheld appears nowhere).
+ *
+ * `deps.db` may be the transaction the caller issues the tokens in: the key is then read in it
+ * (one small query). Never pass the root handle while inside a transaction on PGlite: a query on
+ * it waits for that transaction forever.
+ */
+export async function signIdToken(deps: AppDeps, input: IdTokenInput): Promise<string> {
+  const signer = await currentSigner(deps);
+  const iat = Math.floor(deps.clock.now().getTime() / 1000);
+  const profile = presentUserinfo(input.user, input.scopes, deps.config.PUBLIC_URL);
+  // The protocol claims come last: a profile field can never override them.
+  const claims: Record<string, unknown> = {
+    ...profile,
+    iss: deps.config.PUBLIC_URL,
+    sub: String(input.user.id),
+    aud: input.clientId,
+    iat,
+    exp: iat + ID_TOKEN_TTL_SECONDS,
+    auth_time: Math.floor(input.authTime.getTime() / 1000),
+  };
+  if (input.nonce !== null) claims.nonce = input.nonce;
+  if (input.accessToken !== undefined) claims.at_hash = accessTokenHash(input.accessToken);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: signer.kid, typ: 'JWT' })
+    .sign(signer.key);
+}

@@ -1,0 +1,393 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
+import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
+import { childEnv, type ProcessResult, parseJsonOutput, runIdp, stopAllChildren } from '../helpers/cli.js';
+import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+
+/*
+ * `idp users update|disable|enable` and `idp clients update|rotate-secret` (CONTRACT.md §2), run as
+ * the real `node bin/idp.js` against a fresh PGlite DATA_DIR, or with TEST_DATABASE_URL a fresh
+ * PostgreSQL database. Tests run in order and build on each other's data.
+ */
+
+const TIMEOUT = 60_000;
+const PUBLIC_URL = 'https://id.example';
+
+let dataDir = '';
+let postgres: { url: string; drop: () => Promise<void> } | undefined;
+let env: Record<string, string> = {};
+
+beforeAll(async () => {
+  if (usingPostgres) {
+    postgres = await createEmptyPostgresDatabase();
+    env = childEnv({ DATABASE_URL: postgres.url, LOG_LEVEL: 'warn', PUBLIC_URL });
+  } else {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-cli-uc-'));
+    env = childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PUBLIC_URL });
+  }
+});
+
+afterAll(async () => {
+  await stopAllChildren();
+  if (postgres) await postgres.drop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+function idp(args: readonly string[]): Promise<ProcessResult> {
+  return runIdp(args, { env });
+}
+
+function succeeded(result: ProcessResult): Record<string, unknown> {
+  const json = parseJsonOutput(result);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return json;
+}
+
+function failed(result: ProcessResult, message: RegExp): void {
+  expect(result.stdout, `stdout of a failed command; stderr: ${result.stderr}`).toBe('');
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(/^idp: /);
+  expect(result.stderr).toMatch(message);
+}
+
+/** Opens this file's database directly, between CLI runs (the CLI holds a PGlite directory only while it runs). */
+async function withDatabase<T>(work: (db: DatabaseHandle['db']) => Promise<T>): Promise<T> {
+  let database: DatabaseHandle;
+  let release: () => Promise<void> = async () => undefined;
+  if (postgres) {
+    database = openPostgres({ url: postgres.url, poolMax: 1 });
+  } else {
+    const lock = await tryLockDataDir(dataDir);
+    if (!lock) throw new Error(`${dataDir} is still locked by another process`);
+    release = () => lock.release();
+    database = await openPglite(dataDir);
+  }
+  try {
+    return await work(database.db);
+  } finally {
+    await database.close();
+    await release();
+  }
+}
+
+let userId = 0;
+
+describe('idp users update / disable / enable', () => {
+  it('users update sets every field and prints the profile as /me shows it with all scopes', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const created = succeeded(
+      await idp([
+        'users',
+        'create',
+        '--username',
+        'Dora',
+        '--password',
+        'long enough password',
+        '--email',
+        'dora@example.com',
+        '--json',
+      ]),
+    );
+    userId = Number(created.id);
+
+    const me = succeeded(
+      await idp([
+        'users',
+        'update',
+        'dora',
+        '--display-name',
+        'Dora the Explorer',
+        '--avatar-url',
+        '/avatars/dora.png',
+        '--verification-level',
+        '2',
+        '--email-verified',
+        'true',
+        '--game-name',
+        'DoraPlays',
+        '--game-url',
+        'https://game.example/u/dora',
+        '--tag-label',
+        'Explorer',
+        '--tag-kind',
+        'badge',
+        '--tag-slug',
+        'explorer',
+        '--json',
+      ]),
+    );
+    const payload = {
+      sub: String(userId),
+      id: userId,
+      name: 'Dora the Explorer',
+      nickname: 'Dora the Explorer',
+      preferred_username: 'Dora',
+      username: 'Dora',
+      display_name: 'Dora the Explorer',
+      picture: 'https://id.example/avatars/dora.png',
+      avatar_url: 'https://id.example/avatars/dora.png',
+      game: 'https://game.example/u/dora',
+      game_name: 'DoraPlays',
+      game_linked: true,
+      tag: { label: 'Explorer', kind: 'badge', slug: 'explorer' },
+      email: 'dora@example.com',
+      email_verified: true,
+      verified: 2,
+      verification_level: 2,
+      verification_tier: 'special',
+      verified_badge: true,
+    };
+    expect(me).toStrictEqual({ ok: true, user: payload, ...payload });
+  });
+
+  it('a new e-mail is unconfirmed; an absolute avatar URL is kept', { timeout: TIMEOUT }, async () => {
+    const me = succeeded(
+      await idp([
+        'users',
+        'update',
+        'DORA',
+        '--email',
+        'dora2@example.com',
+        '--avatar-url',
+        'https://cdn.example/dora.png',
+        '--verification-level',
+        '1',
+        '--json',
+      ]),
+    );
+    expect(me).toMatchObject({
+      email: 'dora2@example.com',
+      email_verified: false,
+      picture: 'https://cdn.example/dora.png',
+      verified: 1,
+      verification_tier: 'standard',
+      user: { email: 'dora2@example.com', email_verified: false },
+    });
+  });
+
+  it('--no-game and --no-tag clear them; an empty display name removes it', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const me = succeeded(
+      await idp(['users', 'update', 'dora', '--no-game', '--no-tag', '--display-name', '', '--json']),
+    );
+    expect(me).toMatchObject({
+      name: 'Dora',
+      display_name: 'Dora',
+      game: false,
+      game_linked: false,
+      user: { game: false, game_linked: false },
+    });
+    expect(me).not.toHaveProperty('tag');
+    expect(me).not.toHaveProperty('game_name');
+    expect(me.user).not.toHaveProperty('tag');
+  });
+
+  it('refuses conflicting or incomplete flags, bad values and unknown users', {
+    timeout: TIMEOUT,
+  }, async () => {
+    failed(
+      await idp(['users', 'update', 'dora', '--no-game', '--game-name', 'X', '--json']),
+      /--no-game cannot be combined with --game-name[\s\S]*^usage: idp users update /m,
+    );
+    failed(
+      await idp(['users', 'update', 'dora', '--tag-label', 'L', '--tag-kind', 'k', '--json']),
+      /tag label, tag kind and tag slug must be given together/,
+    );
+    failed(
+      await idp(['users', 'update', 'dora', '--avatar-url', 'http://cdn.example/a.png', '--json']),
+      /avatar URL must be an absolute https URL/,
+    );
+    failed(
+      await idp(['users', 'update', 'nobody', '--display-name', 'X', '--json']),
+      /^idp: no user named nobody$/m,
+    );
+  });
+
+  it('users disable prints {id, username, disabled, disabled_at} and ends the browser sessions; again is a no-op', {
+    timeout: TIMEOUT,
+  }, async () => {
+    await withDatabase((db) =>
+      db
+        .insertInto('browser_sessions')
+        .values({
+          id_hash: 'session-of-dora',
+          user_id: userId,
+          auth_time: new Date(),
+          created_at: new Date(),
+          expires_at: new Date(Date.now() + 3_600_000),
+        })
+        .execute(),
+    );
+    const disabled = succeeded(await idp(['users', 'disable', 'dora', '--json']));
+    expect(disabled).toStrictEqual({
+      id: userId,
+      username: 'Dora',
+      disabled: true,
+      disabled_at: expect.any(String),
+    });
+    expect(Number.isNaN(Date.parse(String(disabled.disabled_at)))).toBe(false);
+    expect(succeeded(await idp(['users', 'disable', 'DORA', '--json']))).toStrictEqual(disabled);
+
+    const state = await withDatabase(async (db) => ({
+      sessions: await db
+        .selectFrom('browser_sessions')
+        .select('id_hash')
+        .where('user_id', '=', userId)
+        .execute(),
+      user: await db.selectFrom('users').select('disabled_at').where('id', '=', userId).executeTakeFirst(),
+    }));
+    expect(state.sessions).toEqual([]);
+    expect(state.user?.disabled_at?.toISOString()).toBe(disabled.disabled_at);
+  });
+
+  it('users enable clears it', { timeout: TIMEOUT }, async () => {
+    expect(succeeded(await idp(['users', 'enable', 'dora', '--json']))).toStrictEqual({
+      id: userId,
+      username: 'Dora',
+      disabled: false,
+      disabled_at: null,
+    });
+  });
+});
+
+let clientId = '';
+let firstSecret = '';
+
+describe('idp clients update / rotate-secret', () => {
+  it('clients update changes the name, flags and redirect URIs and prints the client as list does', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const created = succeeded(
+      await idp([
+        'clients',
+        'create',
+        '--name',
+        'Shop',
+        '--site-url',
+        'https://shop.example',
+        '--redirect-uri',
+        'https://shop.example/cb',
+        '--json',
+      ]),
+    );
+    clientId = String(created.client_id);
+    firstSecret = String(created.client_secret);
+
+    const updated = succeeded(
+      await idp([
+        'clients',
+        'update',
+        clientId,
+        '--name',
+        'Shop Two',
+        '--wallet',
+        'true',
+        '--official-mobile',
+        'true',
+        '--disabled',
+        'true',
+        '--add-redirect-uri',
+        'https://shop.example/cb2',
+        '--add-redirect-uri',
+        'http://127.0.0.1:8080/cb',
+        '--json',
+      ]),
+    );
+    expect(updated).toStrictEqual({
+      client_id: clientId,
+      name: 'Shop Two',
+      site_url: 'https://shop.example',
+      redirect_uris: ['https://shop.example/cb', 'https://shop.example/cb2', 'http://127.0.0.1:8080/cb'],
+      wallet: true,
+      official_mobile: true,
+      disabled: true,
+      created_at: created.created_at,
+    });
+
+    const back = succeeded(
+      await idp([
+        'clients',
+        'update',
+        clientId,
+        '--wallet',
+        'false',
+        '--official-mobile',
+        'false',
+        '--disabled',
+        'false',
+        '--remove-redirect-uri',
+        'https://shop.example/cb',
+        '--remove-redirect-uri',
+        'http://127.0.0.1:8080/cb',
+        '--json',
+      ]),
+    );
+    expect(back).toMatchObject({
+      name: 'Shop Two',
+      wallet: false,
+      official_mobile: false,
+      disabled: false,
+      redirect_uris: ['https://shop.example/cb2'],
+    });
+  });
+
+  it('refuses removing the last redirect URI, a bad redirect URI, a bad flag value and an unknown client', {
+    timeout: TIMEOUT,
+  }, async () => {
+    failed(
+      await idp([
+        'clients',
+        'update',
+        clientId,
+        '--remove-redirect-uri',
+        'https://shop.example/cb2',
+        '--json',
+      ]),
+      /at least one redirect URI/,
+    );
+    failed(
+      await idp(['clients', 'update', clientId, '--add-redirect-uri', 'http://shop.example/cb', '--json']),
+      /must use https/,
+    );
+    failed(
+      await idp(['clients', 'update', clientId, '--wallet', 'yes', '--json']),
+      /--wallet must be true or false[\s\S]*^usage: idp clients update /m,
+    );
+    failed(
+      await idp(['clients', 'update', 'pk_unknown', '--name', 'X', '--json']),
+      /^idp: no client with client_id pk_unknown$/m,
+    );
+  });
+
+  it('rotate-secret prints a new sk_ once; the stored hash changes; list never shows it', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const hashOf = () =>
+      withDatabase(async (db) => {
+        const row = await db
+          .selectFrom('clients')
+          .select('secret_hash')
+          .where('client_id', '=', clientId)
+          .executeTakeFirstOrThrow();
+        return row.secret_hash;
+      });
+    const before = await hashOf();
+    const rotated = succeeded(await idp(['clients', 'rotate-secret', clientId, '--json']));
+    expect(rotated).toMatchObject({ client_id: clientId, name: 'Shop Two', disabled: false });
+    expect(rotated.client_secret).toMatch(/^sk_[A-Za-z0-9_-]{43,}$/);
+    expect(rotated.client_secret).not.toBe(firstSecret);
+    const after = await hashOf();
+    expect(after).not.toBe(before);
+
+    const list = await idp(['clients', 'list', '--json']);
+    const { client_secret: _secret, ...view } = rotated;
+    expect(succeeded(list)).toEqual({ clients: [view] });
+    expect(list.stdout).not.toContain('sk_');
+  });
+});

@@ -1,0 +1,129 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { AppDeps } from '../../src/app.js';
+import { createUser } from '../../src/modules/accounts/accounts.service.js';
+import { createClient } from '../../src/modules/clients/clients.service.js';
+import { type AuthorizationRequest, issueCode } from '../../src/modules/oauth/authorize.service.js';
+import { normalizeScopes } from '../../src/modules/oauth/scopes.js';
+import type { TestApp } from './app.js';
+
+export interface TestClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+}
+
+export interface TestUser {
+  id: number;
+  username: string;
+  password: string;
+}
+
+export function depsOf(t: TestApp): AppDeps {
+  return { config: t.config, db: t.database.db, clock: t.clock };
+}
+
+let counter = 0;
+
+export async function makeUser(
+  t: TestApp,
+  overrides: { username?: string; email?: string } = {},
+): Promise<TestUser> {
+  counter += 1;
+  const username = overrides.username ?? `user_${counter}_${Math.random().toString(36).slice(2, 8)}`;
+  const password = 'correct horse battery staple';
+  const user = await createUser(t.database.db, t.clock, {
+    username,
+    password,
+    email: overrides.email ?? `${username}@example.com`,
+    emailVerified: true,
+    displayName: `Display ${username}`,
+    verificationLevel: 1,
+  });
+  return { id: user.id, username: user.username, password };
+}
+
+export async function makeClient(
+  t: TestApp,
+  options: { wallet?: boolean; redirectUris?: string[]; siteUrl?: string } = {},
+): Promise<TestClient> {
+  const redirectUris = options.redirectUris ?? ['https://site.example/callback', 'http://127.0.0.1:8080/cb'];
+  const client = await createClient(t.database.db, t.clock, {
+    name: 'Test Site',
+    siteUrl: options.siteUrl ?? 'https://site.example',
+    redirectUris,
+    wallet: options.wallet ?? false,
+  });
+  return {
+    clientId: client.client_id,
+    clientSecret: client.client_secret,
+    redirectUri: redirectUris[0] as string,
+  };
+}
+
+/** A code minted through the same service the consent page uses. */
+export async function mintCode(
+  t: TestApp,
+  client: TestClient,
+  user: TestUser,
+  options: { scopes?: string[]; codeChallenge?: string; nonce?: string; redirectUri?: string } = {},
+): Promise<string> {
+  const deps = depsOf(t);
+  const clientRow = await t.database.db
+    .selectFrom('clients')
+    .selectAll()
+    .where('client_id', '=', client.clientId)
+    .executeTakeFirstOrThrow();
+  const scopes = normalizeScopes(options.scopes ?? ['openid', 'profile', 'email', 'verified']);
+  const request: AuthorizationRequest = {
+    client: clientRow,
+    redirectUri: options.redirectUri ?? client.redirectUri,
+    scopes,
+    state: 'state-1',
+    nonce: options.nonce ?? null,
+    codeChallenge: options.codeChallenge ?? null,
+    prompt: new Set(),
+  };
+  const location = await issueCode(deps, request, { userId: user.id, authTime: t.clock.now(), scopes });
+  const code = new URL(location).searchParams.get('code');
+  if (!code) throw new Error(`no code in ${location}`);
+  return code;
+}
+
+export function basic(client: TestClient): string {
+  const encode = (value: string) => encodeURIComponent(value);
+  return `Basic ${Buffer.from(`${encode(client.clientId)}:${encode(client.clientSecret)}`).toString('base64')}`;
+}
+
+export function form(params: Record<string, string | undefined>): string {
+  const body = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) body.append(name, value);
+  return body.toString();
+}
+
+export function postForm(
+  app: FastifyInstance,
+  url: string,
+  params: Record<string, string | undefined>,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
+  return app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    payload: form(params),
+  });
+}
+
+export function exchangeCode(
+  app: FastifyInstance,
+  client: TestClient,
+  code: string,
+  extra: Record<string, string | undefined> = {},
+): Promise<LightMyRequestResponse> {
+  return postForm(
+    app,
+    '/api/v1/oauth/token',
+    { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, ...extra },
+    { authorization: basic(client) },
+  );
+}
