@@ -47,6 +47,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('nonce', 'text')
     .addColumn('code_challenge', 'text')
     .addColumn('prompt', 'text')
+    // prompt=login: the session that was signed in when the request came; only another one will do.
+    .addColumn('stale_session_hash', 'text')
     .addColumn('created_at', 'timestamptz', (col) => col.notNull())
     .addColumn('expires_at', 'timestamptz', (col) => col.notNull())
     .addColumn('consumed_at', 'timestamptz')

@@ -7,6 +7,7 @@ import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js';
 import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
+import { ensureSigningKey } from './modules/oidc/keys.service.js';
 
 /** The process: read config, open the database, migrate, listen, and shut down gracefully. */
 async function main(): Promise<void> {
@@ -53,6 +54,8 @@ async function main(): Promise<void> {
 
   const applied = await migrateToLatest(database.db);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+  // The first id_token signing key, made now rather than on the first sign-in (~200 ms of key generation).
+  await ensureSigningKey({ db: database.db, clock: systemClock });
 
   const app: FastifyInstance = await buildApp({ config, db: database.db, clock: systemClock, logger });
   cleanups.push(() => app.close());

@@ -79,6 +79,7 @@ export interface AuthorizationRequestsTable {
   nonce: string | null;
   code_challenge: string | null;
   prompt: string | null;
+  stale_session_hash: string | null;
   created_at: Timestamp;
   expires_at: Timestamp;
   consumed_at: Timestamp | null;

@@ -122,8 +122,10 @@ function presentUserStatus(user: UserRow): UserStatusView {
 
 /**
  * Disables an account: it can no longer sign in, it leaves search, and every token of it stops
- * working (the token checks read `disabled_at`). Its browser sessions are deleted in the same
- * transaction, so they end at once too. Idempotent: disabling again keeps the first `disabled_at`.
+ * working at once (the token checks read `disabled_at`). Its grants are revoked and its browser
+ * sessions deleted in the same transaction, so enabling the account later does not bring old
+ * tokens or sessions back: a disabled account may have been a compromised one.
+ * Idempotent: disabling again keeps the first `disabled_at`.
  * @throws NotFound when no user has this username.
  */
 export function disableUser(db: Kysely<Database>, clock: Clock, username: string): Promise<UserStatusView> {
@@ -135,6 +137,12 @@ export function disableUser(db: Kysely<Database>, clock: Clock, username: string
       user = await updateUserColumns(trx, user.id, { disabled_at: now, updated_at: now });
     }
     await deleteBrowserSessionsOfUser(trx, user.id);
+    await trx
+      .updateTable('grants')
+      .set({ revoked_at: clock.now() })
+      .where('user_id', '=', user.id)
+      .where('revoked_at', 'is', null)
+      .execute();
     return presentUserStatus(user);
   });
 }

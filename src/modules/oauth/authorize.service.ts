@@ -201,8 +201,15 @@ export function errorRedirect(error: AuthorizeRedirectError, issuer: string): st
   });
 }
 
-/** Stores the request while the user signs in or decides; returns the id the pages carry. */
-export async function savePendingRequest(deps: AppDeps, request: AuthorizationRequest): Promise<string> {
+/**
+ * Stores the request while the user signs in or decides; returns the id the pages carry.
+ * `staleSessionHash`: for prompt=login, the session that may not satisfy it (a new sign-in makes a new one).
+ */
+export async function savePendingRequest(
+  deps: AppDeps,
+  request: AuthorizationRequest,
+  staleSessionHash: string | null = null,
+): Promise<string> {
   const id = generateSecret('authorizationCode').slice(3);
   const now = deps.clock.now();
   await insertAuthorizationRequest(deps.db, {
@@ -214,6 +221,7 @@ export async function savePendingRequest(deps: AppDeps, request: AuthorizationRe
     nonce: request.nonce,
     code_challenge: request.codeChallenge,
     prompt: [...request.prompt].join(' ') || null,
+    stale_session_hash: staleSessionHash,
     created_at: now,
     expires_at: new Date(now.getTime() + PENDING_REQUEST_TTL_MS),
   });

@@ -64,7 +64,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     request: FastifyRequest,
     reply: FastifyReply,
     authz: AuthorizationRequest,
-    pending: { id: string; createdAt: Date } | null,
+    pending: { id: string; staleSessionHash: string | null } | null,
   ): Promise<FastifyReply> => {
     const fail = (error: string, description: string) =>
       reply.redirect(
@@ -74,13 +74,14 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         ),
       );
     const session = await loadSession(request, deps);
-    // prompt=login: a sign-in after this request was made (OIDC Core §3.1.2.1).
+    // prompt=login (OIDC Core §3.1.2.1): a sign-in after this request; the session present when it
+    // came does not count, and signing in always starts a new session.
     const signedInForThis =
       session !== null &&
-      (!authz.prompt.has('login') || (pending !== null && session.authTime >= pending.createdAt));
+      (!authz.prompt.has('login') || (pending !== null && session.idHash !== pending.staleSessionHash));
     if (!signedInForThis) {
       if (authz.prompt.has('none')) return fail('login_required', 'The user is not signed in.');
-      const id = pending?.id ?? (await savePendingRequest(deps, authz));
+      const id = pending?.id ?? (await savePendingRequest(deps, authz, session?.idHash ?? null));
       return reply.redirect(`/signin?request=${encodeURIComponent(id)}`);
     }
 
@@ -144,7 +145,10 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       if (!row || !client || client.disabled_at !== null || typeof id !== 'string') {
         return renderErrorPage(reply, 400, 'This request has expired', EXPIRED_REQUEST);
       }
-      return proceed(request, reply, fromPendingRow(row, client), { id, createdAt: row.created_at });
+      return proceed(request, reply, fromPendingRow(row, client), {
+        id,
+        staleSessionHash: row.stale_session_hash,
+      });
     },
   );
 
