@@ -140,6 +140,8 @@ export type Config = Readonly<
     COOKIE_SECRET: string;
     /** True when COOKIE_SECRET was not set and the development default is in use. */
     cookieSecretIsDefault: boolean;
+    /** True when PUBLIC_URL was not set and is derived from PORT. */
+    publicUrlIsDefault: boolean;
   }
 >;
 
@@ -187,7 +189,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     PUBLIC_URL: publicUrl,
     COOKIE_SECRET: parsed.COOKIE_SECRET ?? DEVELOPMENT_COOKIE_SECRET,
     cookieSecretIsDefault: !parsed.COOKIE_SECRET,
+    publicUrlIsDefault: !parsed.PUBLIC_URL,
   });
+}
+
+/**
+ * Settings that only a server refuses (the CLI does not listen).
+ * @throws ConfigError
+ */
+export function assertServable(config: Config): void {
+  if (config.PORT === 0 && config.publicUrlIsDefault) {
+    // The issuer is derived from the port; a port the kernel has not chosen yet gives none.
+    throw new ConfigError('invalid configuration: PUBLIC_URL must be set when PORT is 0 (any free port)');
+  }
 }
 
 /** Where the service says its database lives, without credentials. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type ControlServer, startControlServer } from './cli/control-socket.js';
-import { type Config, ConfigError, describeDatabaseTarget, loadConfig } from './config.js';
+import { assertServable, type Config, ConfigError, describeDatabaseTarget, loadConfig } from './config.js';
 import { controlSocketPath, type DataDirLock, lockDataDir } from './db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -14,6 +14,7 @@ async function main(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
+    assertServable(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`idp: ${error.message}`);

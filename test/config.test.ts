@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeDatabaseTarget, loadConfig } from '../src/config.js';
+import { assertServable, ConfigError, describeDatabaseTarget, loadConfig } from '../src/config.js';
 
 describe('loadConfig', () => {
   it('has the contract defaults', () => {
@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       NODE_ENV: 'test',
       HOST: '0.0.0.0',
       PORT: '0',
+      PUBLIC_URL: 'http://127.0.0.1:8080',
       DATABASE_URL: 'postgres://u:p@db:5432/idp',
       DATA_DIR: '/tmp/idp-data',
       REDIS_URL: 'redis://127.0.0.1:6379',
@@ -66,6 +67,12 @@ describe('loadConfig', () => {
       cookieSecretIsDefault: false,
     });
     expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+  });
+
+  it('refuses PORT=0 without PUBLIC_URL: the issuer cannot come from a port not yet chosen', () => {
+    expect(() => assertServable(loadConfig({ PORT: '0' }))).toThrow(/PUBLIC_URL must be set when PORT is 0/);
+    expect(() => assertServable(loadConfig({ PORT: '0', PUBLIC_URL: 'https://id.example' }))).not.toThrow();
+    expect(() => assertServable(loadConfig({}))).not.toThrow();
   });
 
   it('treats an empty variable as unset', () => {

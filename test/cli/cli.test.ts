@@ -359,7 +359,7 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
     },
     async () => {
       const second = await runNode('bin/server.js', [], {
-        env: { ...env, PORT: '0', HOST: '127.0.0.1' },
+        env: { ...env, PORT: '0', HOST: '127.0.0.1', PUBLIC_URL: 'http://127.0.0.1:9' },
         timeoutMs: 20_000,
       });
       expect(second.signal, 'the second server was still running after 20 s').toBeNull();

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { freePort } from './tcp-proxy.js';
 
 /**
  * The real `idp` CLI and server, run as child processes the way an operator runs them
@@ -100,10 +101,21 @@ export interface RunningServer {
  * Starts `node bin/server.js` and resolves once its log says "Server listening at …".
  * Give it PORT=0 and HOST=127.0.0.1 (and LOG_LEVEL=info, or the line is never logged).
  */
-export function startServer(options: {
+export async function startServer(options: {
   env: Record<string, string>;
   timeoutMs?: number;
 }): Promise<RunningServer> {
+  // PORT=0 needs a PUBLIC_URL (the issuer); without one, choose a free port here and derive it.
+  let env = options.env;
+  if (env.PORT === '0' && !env.PUBLIC_URL) {
+    const port = await freePort();
+    env = { ...env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` };
+  }
+  return startServerWith(env, options.timeoutMs);
+}
+
+function startServerWith(serverEnv: Record<string, string>, timeoutMs?: number): Promise<RunningServer> {
+  const options = { env: serverEnv, timeoutMs };
   const child = spawnNode('bin/server.js', [], options.env);
   child.stdin?.end();
   let stdout = '';

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 /**
  * The client site's redirect_uri: a tiny HTTP server on 127.0.0.1 (a port of its own) that records
  * the full URL of every request to /callback and answers 200 "ok", as a site's backend would
- * before exchanging the code. Anything else (a favicon) gets 404.
+ * before exchanging the code. Its favicon is 204 (a browser asks for one, and logs a 404 as a console
+ * error); anything else is 404.
  */
 export class CallbackServer {
   /** Every /callback request so far, as absolute URLs, oldest first. */
@@ -25,6 +26,10 @@ export class CallbackServer {
     let self: CallbackServer | undefined;
     const server = http.createServer((request, response) => {
       const url = new URL(request.url ?? '/', self?.origin);
+      if (url.pathname === '/favicon.ico') {
+        response.writeHead(204).end();
+        return;
+      }
       if (request.method !== 'GET' || url.pathname !== '/callback') {
         response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
         return;

@@ -25,7 +25,9 @@ const HOW_TO_FIX =
 /** Launches Chromium headless with a fresh profile (playwright creates and removes it). */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(`The browser tests need Chromium at ${CHROMIUM_PATH}, which does not exist. ${HOW_TO_FIX}`);
+    throw new Error(
+      `The browser tests need Chromium at ${CHROMIUM_PATH}, which does not exist. ${HOW_TO_FIX}`,
+    );
   }
   try {
     return await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, timeout: 30_000 });
@@ -65,7 +67,10 @@ export function recordPage(page: Page): PageLog {
     }
   });
   page.on('console', (message) => {
-    if (message.type() === 'error') log.consoleErrors.push(`${message.text()} (at ${page.url()})`);
+    if (message.type() !== 'error') return;
+    // For a failed load, location() is the resource; the page is where it happened.
+    const source = message.location().url;
+    log.consoleErrors.push(`${message.text()} [${source || 'inline'}] (page ${page.url()})`);
   });
   page.on('pageerror', (error) => log.pageErrors.push(`${error.message} (at ${page.url()})`));
   page.on('requestfailed', (request) =>

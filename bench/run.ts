@@ -1,0 +1,331 @@
+/**
+ * `npm run bench`: measures the service the way its users load it, against a baseline measured in
+ * the same run on the same machine (absolute numbers drift between machines; ratios do not).
+ *
+ * The server runs as its own process (`node bin/server.js`) on PostgreSQL (DATABASE_URL, default the
+ * machine's), pinned to core 0 when `taskset` exists; this process and autocannon run on core 1.
+ * Results: bench/results.md (a table) and bench/results.json.
+ *
+ * BENCH_SECONDS (default 10) and BENCH_WARMUP_SECONDS (default 3) set the length of each run;
+ * BENCH_RUNS (default 3) how many runs each scenario gets (the median is reported).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import type { AppDeps } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { openPostgres } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { systemClock } from '../src/lib/clock.js';
+import { projectRoot } from '../src/lib/paths.js';
+import { generateSecret, hashSecret } from '../src/lib/secrets.js';
+import { createUser } from '../src/modules/accounts/accounts.service.js';
+import { createClient } from '../src/modules/clients/clients.service.js';
+import { insertGrant } from '../src/modules/oauth/oauth.repository.js';
+import { normalizeScopes } from '../src/modules/oauth/scopes.js';
+import { issueTokenSet } from '../src/modules/oauth/tokens.service.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const CONNECTIONS = 32;
+const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const hasTaskset = (() => {
+  try {
+    execFileSync('taskset', ['-c', '0', 'true']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+interface Measurement {
+  scenario: string;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  runs: number[];
+}
+
+/** Reference figures measured on this kind of machine (issue text): oidc-provider 9, in memory. */
+const OIDC_PROVIDER_REFERENCE = { userinfo: 5600, codeExchange: 1500 };
+
+function pinned(command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const [file, argv] = hasTaskset ? ['taskset', ['-c', '0', command, ...args]] : [command, args];
+  return spawn(file, argv, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+async function waitForListening(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      const match = /Server listening at (http:\/\/[\d.:]+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** One autocannon run; `next` gives each request its headers and body. */
+async function load(
+  url: string,
+  options: {
+    method?: 'GET' | 'POST';
+    seconds: number;
+    next?: () => { headers?: Record<string, string>; body?: string };
+  },
+): Promise<autocannon.Result> {
+  return autocannon({
+    url,
+    method: options.method ?? 'GET',
+    connections: CONNECTIONS,
+    duration: options.seconds,
+    requests: [
+      {
+        setupRequest: (request) => {
+          const extra = options.next?.() ?? {};
+          return { ...request, headers: { ...request.headers, ...extra.headers }, body: extra.body };
+        },
+      },
+    ],
+  });
+}
+
+async function measure(
+  scenario: string,
+  url: string,
+  options: Parameters<typeof load>[1] extends infer O ? Omit<O & object, 'seconds'> : never,
+): Promise<Measurement> {
+  await load(url, { ...options, seconds: WARMUP });
+  const results: autocannon.Result[] = [];
+  for (let run = 0; run < RUNS; run++) results.push(await load(url, { ...options, seconds: SECONDS }));
+  const sorted = [...results].sort((a, b) => a.requests.average - b.requests.average);
+  const median = sorted[Math.floor(sorted.length / 2)] as autocannon.Result;
+  const measurement = {
+    scenario,
+    requestsPerSecond: Math.round(median.requests.average),
+    p50Ms: median.latency.p50,
+    p99Ms: median.latency.p99,
+    non2xx: results.reduce((sum, result) => sum + result.non2xx, 0),
+    runs: results.map((result) => Math.round(result.requests.average)),
+  };
+  console.log(JSON.stringify(measurement));
+  return measurement;
+}
+
+async function main(): Promise<void> {
+  // This process and autocannon on core 1, the server on core 0.
+  if (hasTaskset) execFileSync('taskset', ['-cp', '1', String(process.pid)]);
+  const name = `idp_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: BASE_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(BASE_URL);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  const children: ChildProcess[] = [];
+  const database = openPostgres({ url: databaseUrl, poolMax: 4 });
+  try {
+    await migrateToLatest(database.db);
+    const config = loadConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: 'http://127.0.0.1:3900' });
+    const deps: AppDeps = { config, db: database.db, clock: systemClock };
+
+    // Seed: one client, many users, a token per user, and codes to exchange.
+    const client = await createClient(database.db, systemClock, {
+      name: 'Bench',
+      siteUrl: 'https://bench.example',
+      redirectUris: ['https://bench.example/cb'],
+    });
+    const clientRow = await database.db
+      .selectFrom('clients')
+      .selectAll()
+      .where('client_id', '=', client.client_id)
+      .executeTakeFirstOrThrow();
+    const scopes = normalizeScopes(['openid', 'profile', 'email', 'verified']);
+    const tokens: string[] = [];
+    const userIds: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const user = await createUser(database.db, systemClock, {
+        username: `bench_user_${i}`,
+        password: 'bench password 123',
+        email: `bench${i}@example.com`,
+        displayName: `Bench ${i}`,
+        verificationLevel: i % 3,
+      });
+      userIds.push(user.id);
+      for (let j = 0; j < 5; j++) {
+        const issued = await database.db.transaction().execute(async (trx) => {
+          const grant = await insertGrant(trx, {
+            userId: user.id,
+            clientPk: clientRow.id,
+            scopes,
+            codeHash: null,
+            authTime: systemClock.now(),
+            at: systemClock.now(),
+          });
+          return issueTokenSet(trx, deps, {
+            grantId: grant.id,
+            userId: user.id,
+            clientPk: clientRow.id,
+            scopes,
+            withRefreshToken: false,
+          });
+        });
+        tokens.push(issued.accessToken);
+      }
+    }
+    // Codes for every exchange of every run, written in bulk (each is single use).
+    const codesNeeded = 4000 * (WARMUP + SECONDS * RUNS);
+    const codes: string[] = [];
+    const now = systemClock.now();
+    for (let offset = 0; offset < codesNeeded; offset += 1000) {
+      const batch = Array.from({ length: Math.min(1000, codesNeeded - offset) }, (_, i) => {
+        const code = generateSecret('authorizationCode');
+        codes.push(code);
+        return {
+          code_hash: hashSecret(code),
+          client_pk: clientRow.id,
+          user_id: userIds[(offset + i) % userIds.length] as number,
+          redirect_uri: 'https://bench.example/cb',
+          scopes,
+          code_challenge: null,
+          nonce: 'n',
+          auth_time: now,
+          created_at: now,
+          expires_at: new Date(now.getTime() + 3600_000),
+        };
+      });
+      await database.db.insertInto('authorization_codes').values(batch).execute();
+    }
+
+    const server = pinned(process.execPath, ['bin/server.js'], {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: '3900',
+      HOST: '127.0.0.1',
+      PUBLIC_URL: 'http://127.0.0.1:3900',
+      LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      COOKIE_SECRET: randomBytes(32).toString('hex'),
+    });
+    children.push(server);
+    // The service logs at warn in production runs, so wait on the port instead of the log line.
+    await waitForPort('http://127.0.0.1:3900/health/live');
+
+    const ceiling = pinned(process.execPath, [path.join('bench', 'ceiling-server.mjs')], {
+      ...process.env,
+      PORT: '3901',
+    });
+    children.push(ceiling);
+    await waitForListening(ceiling);
+
+    const results: Measurement[] = [];
+    results.push(await measure('bare Fastify JSON route (ceiling)', 'http://127.0.0.1:3901/', {}));
+    let tokenIndex = 0;
+    results.push(
+      await measure(
+        `userinfo (${tokens.length} distinct tokens)`,
+        'http://127.0.0.1:3900/api/v1/oauth/userinfo',
+        {
+          next: () => ({ headers: { authorization: `Bearer ${tokens[tokenIndex++ % tokens.length]}` } }),
+        },
+      ),
+    );
+    let codeIndex = 0;
+    const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
+    results.push(
+      await measure('authorization code exchange', 'http://127.0.0.1:3900/api/v1/oauth/token', {
+        method: 'POST',
+        next: () => ({
+          headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+          body: `grant_type=authorization_code&code=${codes[codeIndex++ % codes.length]}&redirect_uri=${encodeURIComponent('https://bench.example/cb')}`,
+        }),
+      }),
+    );
+    if (codeIndex > codes.length)
+      console.warn(`codes ran out: ${codeIndex} requests for ${codes.length} codes`);
+    report(results);
+  } finally {
+    for (const child of children) await stop(child);
+    await database.close();
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.end();
+  }
+}
+
+async function waitForPort(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${url} did not answer`);
+}
+
+function report(results: Measurement[]): void {
+  const ceiling = results[0]?.requestsPerSecond ?? 1;
+  const reference = (scenario: string) =>
+    scenario.startsWith('userinfo')
+      ? OIDC_PROVIDER_REFERENCE.userinfo
+      : scenario.startsWith('authorization code')
+        ? OIDC_PROVIDER_REFERENCE.codeExchange
+        : undefined;
+  const rows = results.map((result) => {
+    const ref = reference(result.scenario);
+    return {
+      ...result,
+      ofCeiling: result.requestsPerSecond / ceiling,
+      vsOidcProviderReference: ref ? result.requestsPerSecond / ref : null,
+      meetsTarget: ref ? result.requestsPerSecond >= ref : null,
+    };
+  });
+  const json = {
+    measuredAt: new Date().toISOString(),
+    machine: { cores: os.cpus().length, node: process.version, pinned: hasTaskset },
+    settings: { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS, connections: CONNECTIONS },
+    results: rows,
+  };
+  writeFileSync(path.join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(json, null, 2)}\n`);
+  const lines = [
+    '# Benchmark results',
+    '',
+    `Measured ${json.measuredAt} on ${json.machine.cores} cores, Node ${json.machine.node}; server ${hasTaskset ? 'pinned to core 0, load generator to core 1' : 'not pinned (no taskset)'}; PostgreSQL on the same machine. ${RUNS} runs of ${SECONDS} s after ${WARMUP} s of warm-up, ${CONNECTIONS} connections; the median run is shown.`,
+    '',
+    '| scenario | req/s | p50 ms | p99 ms | non-2xx | of ceiling | vs oidc-provider reference | target (≥ oidc-provider) |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (row) =>
+        `| ${row.scenario} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${(row.ofCeiling * 100).toFixed(1)}% | ${row.vsOidcProviderReference === null ? '–' : `${row.vsOidcProviderReference.toFixed(2)}×`} | ${row.meetsTarget === null ? '–' : row.meetsTarget ? 'pass' : 'fail'} |`,
+    ),
+    '',
+    `The oidc-provider reference figures (userinfo ${OIDC_PROVIDER_REFERENCE.userinfo}/s, code exchange ${OIDC_PROVIDER_REFERENCE.codeExchange}/s) were measured on this kind of machine with oidc-provider 9 and its in-memory store; they are not re-measured by this run.`,
+    '',
+  ];
+  writeFileSync(path.join(projectRoot, 'bench', 'results.md'), lines.join('\n'));
+}
+
+await main();
