@@ -32,6 +32,8 @@ import { issueTokenSet } from '../src/modules/oauth/tokens.service.js';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** BENCH_ONLY=userinfo (or exchange, ceiling): run the scenarios whose name contains it. */
+const ONLY = process.env.BENCH_ONLY;
 const CONNECTIONS = 32;
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const hasTaskset = (() => {
@@ -116,6 +118,9 @@ async function measure(
   url: string,
   options: Parameters<typeof load>[1] extends infer O ? Omit<O & object, 'seconds'> : never,
 ): Promise<Measurement> {
+  if (ONLY && !scenario.includes(ONLY)) {
+    return { scenario, requestsPerSecond: 0, p50Ms: 0, p99Ms: 0, non2xx: 0, runs: [] };
+  }
   await load(url, { ...options, seconds: WARMUP });
   const results: autocannon.Result[] = [];
   for (let run = 0; run < RUNS; run++) results.push(await load(url, { ...options, seconds: SECONDS }));
@@ -218,7 +223,9 @@ async function main(): Promise<void> {
       await database.db.insertInto('authorization_codes').values(batch).execute();
     }
 
-    const server = pinned(process.execPath, ['bin/server.js'], {
+    // BENCH_PROFILE=1: a V8 CPU profile of the server in bench/profiles/ (open it in Chrome DevTools).
+    const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : [];
+    const server = pinned(process.execPath, [...profileArgs, 'bin/server.js'], {
       ...process.env,
       DATABASE_URL: databaseUrl,
       PORT: '3900',

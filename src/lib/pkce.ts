@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 /**
  * PKCE (RFC 7636). Only S256 is supported: `plain` gives no protection when the authorization
@@ -20,12 +20,4 @@ export function isS256Challenge(value: string): boolean {
 
 export function s256(verifier: string): string {
   return createHash('sha256').update(verifier, 'ascii').digest('base64url');
-}
-
-/** RFC 7636 §4.6: BASE64URL(SHA256(verifier)) == challenge, compared in constant time. */
-export function verifyPkce(verifier: string, challenge: string): boolean {
-  if (!isCodeVerifier(verifier)) return false;
-  const computed = Buffer.from(s256(verifier));
-  const expected = Buffer.from(challenge);
-  return computed.length === expected.length && timingSafeEqual(computed, expected);
 }

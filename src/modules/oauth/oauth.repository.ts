@@ -1,10 +1,11 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type {
   AuthorizationCodesTable,
   AuthorizationRequestsTable,
   Database,
   GrantsTable,
   RefreshTokensTable,
+  UsersTable,
 } from '../../db/schema.js';
 
 export type AuthorizationRequestRow = Selectable<AuthorizationRequestsTable>;
@@ -51,31 +52,6 @@ export async function insertAuthorizationCode(
   row: Omit<AuthorizationCodeRow, 'consumed_at'>,
 ): Promise<void> {
   await db.insertInto('authorization_codes').values(row).execute();
-}
-
-/**
- * Marks a code used and returns it, or undefined when it is unknown or was used before.
- * One statement, so of N parallel exchanges exactly one gets the row (DESIGN.md: single-use
- * things are consumed atomically).
- */
-export function consumeAuthorizationCode(db: Kysely<Database>, codeHash: string, now: Date) {
-  return db
-    .updateTable('authorization_codes')
-    .set({ consumed_at: now })
-    .where('code_hash', '=', codeHash)
-    .where('consumed_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
-}
-
-export async function authorizationCodeWasUsed(db: Kysely<Database>, codeHash: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('authorization_codes')
-    .select('code_hash')
-    .where('code_hash', '=', codeHash)
-    .where('consumed_at', 'is not', null)
-    .executeTakeFirst();
-  return row !== undefined;
 }
 
 // ---- grants and tokens ----------------------------------------------------------------------
@@ -243,4 +219,106 @@ export async function revokeAccessToken(db: Kysely<Database>, tokenHash: string,
 
 export function findClientById(db: Kysely<Database>, id: number) {
   return db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export interface RedeemedCode {
+  grantId: number;
+  scopes: string[];
+  nonce: string | null;
+  authTime: Date;
+  refreshIssued: boolean;
+  user: Selectable<UsersTable>;
+}
+
+/**
+ * Redeems a code in ONE statement (RFC 6749 §4.1.3, RFC 7636 §4.6): it is marked used only if it
+ * is unused, this client's, unexpired, for this redirect_uri, with the matching PKCE challenge
+ * (`challenge` is S256 of the verifier, or null when none was sent: a code with a challenge then
+ * fails, and a verifier for a code without one fails too), and its user is enabled; the grant, the
+ * access token and (with offline_access) the refresh token are inserted by the same statement.
+ * Atomic without an explicit transaction, and one round trip on the hot path. Returns undefined
+ * when any condition fails; nothing is written then.
+ */
+export async function redeemAuthorizationCode(
+  db: Kysely<Database>,
+  input: {
+    codeHash: string;
+    clientPk: number;
+    redirectUri: string;
+    challenge: string | null;
+    now: Date;
+    accessTokenHash: string;
+    accessExpiresAt: Date;
+    refreshTokenHash: string;
+    refreshExpiresAt: Date;
+  },
+): Promise<RedeemedCode | undefined> {
+  const result = await sql<
+    Selectable<UsersTable> & {
+      r_grant_id: number;
+      r_scopes: string[];
+      r_nonce: string | null;
+      r_auth_time: Date;
+      r_refresh_issued: boolean;
+    }
+  >`
+    with code as (
+      update authorization_codes c set consumed_at = ${input.now}
+      where c.code_hash = ${input.codeHash}
+        and c.consumed_at is null
+        and c.client_pk = ${input.clientPk}
+        and c.redirect_uri = ${input.redirectUri}
+        and c.expires_at > ${input.now}
+        and c.code_challenge is not distinct from ${input.challenge}::text
+        and exists (select 1 from users u where u.id = c.user_id and u.disabled_at is null)
+      returning c.*
+    ), g as (
+      insert into grants (user_id, client_pk, scopes, code_hash, auth_time, created_at)
+      select user_id, client_pk, scopes, code_hash, auth_time, ${input.now} from code
+      returning id
+    ), a as (
+      insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
+      select ${input.accessTokenHash}, g.id, code.user_id, code.client_pk, code.scopes, ${input.now}, ${input.accessExpiresAt}
+      from code, g
+      returning grant_id
+    ), r as (
+      insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
+      select ${input.refreshTokenHash}, g.id, ${input.now}, ${input.refreshExpiresAt}
+      from code, g
+      where 'offline_access' = any(code.scopes)
+      returning grant_id
+    )
+    select u.*, g.id as r_grant_id, code.scopes as r_scopes, code.nonce as r_nonce, code.auth_time as r_auth_time,
+      exists (select 1 from r) as r_refresh_issued
+    from code, g, a, users u
+    where u.id = code.user_id
+  `.execute(db);
+  const row = result.rows[0];
+  if (!row) return undefined;
+  const { r_grant_id, r_scopes, r_nonce, r_auth_time, r_refresh_issued, ...user } = row;
+  return {
+    grantId: r_grant_id,
+    scopes: r_scopes,
+    nonce: r_nonce,
+    authTime: r_auth_time,
+    refreshIssued: r_refresh_issued,
+    user,
+  };
+}
+
+/** A code as stored, to say why a redemption failed. */
+export function findAuthorizationCode(db: Kysely<Database>, codeHash: string) {
+  return db
+    .selectFrom('authorization_codes')
+    .innerJoin('users', 'users.id', 'authorization_codes.user_id')
+    .select([
+      'authorization_codes.client_pk',
+      'authorization_codes.redirect_uri',
+      'authorization_codes.code_challenge',
+      'authorization_codes.expires_at',
+      'authorization_codes.consumed_at',
+      'users.disabled_at as user_disabled_at',
+    ])
+    .where('authorization_codes.code_hash', '=', codeHash)
+    .executeTakeFirst();
 }

@@ -2,17 +2,17 @@ import type { Kysely } from 'kysely';
 import type { AppDeps } from '../../app.js';
 import type { Database } from '../../db/schema.js';
 import { InvalidGrant, InvalidRequest, InvalidScope, UnsupportedGrantType } from '../../lib/errors.js';
-import { verifyPkce } from '../../lib/pkce.js';
+import { isCodeVerifier, s256 } from '../../lib/pkce.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
 import type { ClientRow } from '../clients/clients.repository.js';
 import { signIdToken } from '../oidc/id-token.js';
+import { currentSigner } from '../oidc/keys.service.js';
 import {
-  authorizationCodeWasUsed,
-  consumeAuthorizationCode,
+  findAuthorizationCode,
   insertAccessToken,
-  insertGrant,
   insertRefreshToken,
+  redeemAuthorizationCode,
   revokeGrants,
   rotateRefreshToken,
 } from './oauth.repository.js';
@@ -79,6 +79,42 @@ async function loadUser(trx: Kysely<Database>, userId: number): Promise<UserRow 
   return trx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
 }
 
+/** Why a code could not be redeemed, for the error description (nothing was written). */
+async function explainRedeemFailure(
+  deps: AppDeps,
+  client: ClientRow,
+  input: {
+    codeHash: string;
+    redirectUri: string;
+    challenge: string | null;
+    verifierSent: boolean;
+    now: Date;
+  },
+): Promise<never> {
+  const row = await findAuthorizationCode(deps.db, input.codeHash);
+  if (!row) throw new InvalidGrant('The code is invalid.');
+  if (row.consumed_at !== null) {
+    // RFC 6749 §4.1.2: a code used twice revokes every token issued from it.
+    await revokeGrants(deps.db, { codeHash: input.codeHash }, input.now);
+    throw new InvalidGrant('The code was already used; the tokens issued from it are revoked.');
+  }
+  if (row.client_pk !== client.id) throw new InvalidGrant('The code was issued to another client.');
+  if (row.expires_at.getTime() <= input.now.getTime()) throw new InvalidGrant('The code has expired.');
+  if (row.redirect_uri !== input.redirectUri) {
+    throw new InvalidGrant('redirect_uri differs from the one sent to authorize.');
+  }
+  if (row.code_challenge !== null && !input.verifierSent) {
+    throw new InvalidGrant('code_verifier is required: the code was issued with a code_challenge.');
+  }
+  if (row.code_challenge === null && input.verifierSent) {
+    // The PKCE downgrade (RFC 9700 §2.1.1): a verifier for a code issued without a challenge.
+    throw new InvalidGrant('code_verifier was sent, but the code was issued without a code_challenge.');
+  }
+  if (row.code_challenge !== input.challenge) throw new InvalidGrant('code_verifier does not match.');
+  if (row.user_disabled_at !== null) throw new InvalidGrant('The user of this code is disabled.');
+  throw new InvalidGrant('The code is invalid.');
+}
+
 /** RFC 6749 §4.1.3 and RFC 7636 §4.6: exchange a code for tokens, once. */
 async function authorizationCodeGrant(
   deps: AppDeps,
@@ -88,70 +124,59 @@ async function authorizationCodeGrant(
   const code = required(params, 'code');
   const redirectUri = required(params, 'redirect_uri');
   const verifier = params.code_verifier;
-  const codeHash = hashSecret(code);
-  const now = deps.clock.now();
-
-  const outcome = await deps.db.transaction().execute(async (trx) => {
-    const row = await consumeAuthorizationCode(trx, codeHash, now);
-    if (!row) return { kind: 'failed', reused: await authorizationCodeWasUsed(trx, codeHash) } as const;
-    // RFC 6749 §4.1.3: the code must be this client's, unexpired, for the same redirect_uri.
-    if (row.client_pk !== client.id) throw new InvalidGrant('The code was issued to another client.');
-    if (row.expires_at.getTime() <= now.getTime()) throw new InvalidGrant('The code has expired.');
-    if (row.redirect_uri !== redirectUri) {
-      throw new InvalidGrant('redirect_uri differs from the one sent to authorize.');
-    }
-    // RFC 7636 §4.6, and the PKCE downgrade: a verifier for a code issued without a challenge.
-    if (row.code_challenge !== null) {
-      if (!verifier)
-        throw new InvalidGrant('code_verifier is required: the code was issued with a code_challenge.');
-      if (!verifyPkce(verifier, row.code_challenge)) throw new InvalidGrant('code_verifier does not match.');
-    } else if (verifier !== undefined) {
-      throw new InvalidGrant('code_verifier was sent, but the code was issued without a code_challenge.');
-    }
-    const user = await loadUser(trx, row.user_id);
-    if (!user || user.disabled_at !== null) throw new InvalidGrant('The user of this code is disabled.');
-
-    const grant = await insertGrant(trx, {
-      userId: row.user_id,
-      clientPk: client.id,
-      scopes: row.scopes,
-      codeHash,
-      authTime: row.auth_time,
-      at: now,
-    });
-    const tokens = await issueTokenSet(trx, deps, {
-      grantId: grant.id,
-      userId: row.user_id,
-      clientPk: client.id,
-      scopes: row.scopes,
-      withRefreshToken: row.scopes.includes('offline_access'),
-    });
-    // Signed inside the transaction: if signing fails, nothing was issued and the code still works.
-    const idToken = row.scopes.includes('openid')
-      ? await signIdToken(
-          { ...deps, db: trx },
-          {
-            user,
-            clientId: client.client_id,
-            scopes: row.scopes,
-            nonce: row.nonce,
-            authTime: row.auth_time,
-            accessToken: tokens.accessToken,
-          },
-        )
-      : undefined;
-    return { kind: 'issued', tokens, idToken, scopes: row.scopes } as const;
-  });
-
-  if (outcome.kind === 'failed') {
-    if (outcome.reused) {
-      // RFC 6749 §4.1.2: a code used twice revokes every token issued from it.
-      await revokeGrants(deps.db, { codeHash }, now);
-      throw new InvalidGrant('The code was already used; the tokens issued from it are revoked.');
-    }
-    throw new InvalidGrant('The code is invalid.');
+  if (verifier !== undefined && !isCodeVerifier(verifier)) {
+    throw new InvalidGrant('code_verifier must be 43–128 characters of A–Z a–z 0–9 - . _ ~ (RFC 7636 §4.1).');
   }
-  return tokenResponse(outcome.tokens, outcome.scopes, outcome.idToken);
+  const codeHash = hashSecret(code);
+  const challenge = verifier === undefined ? null : s256(verifier);
+  const now = deps.clock.now();
+  // Taken first, from the process cache, so signing after the redemption needs no query and
+  // cannot fail for want of a key.
+  const signer = await currentSigner(deps);
+  const accessToken = generateSecret('accessToken');
+  const refreshToken = generateSecret('refreshToken');
+  const expiresIn = deps.config.ACCESS_TOKEN_TTL_SECONDS;
+
+  const redeemed = await redeemAuthorizationCode(deps.db, {
+    codeHash,
+    clientPk: client.id,
+    redirectUri,
+    challenge,
+    now,
+    accessTokenHash: hashSecret(accessToken),
+    accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
+    refreshTokenHash: hashSecret(refreshToken),
+    refreshExpiresAt: new Date(now.getTime() + deps.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+  });
+  if (!redeemed) {
+    return explainRedeemFailure(deps, client, {
+      codeHash,
+      redirectUri,
+      challenge,
+      verifierSent: verifier !== undefined,
+      now,
+    });
+  }
+  const idToken = redeemed.scopes.includes('openid')
+    ? await signIdToken(
+        deps,
+        {
+          user: redeemed.user,
+          clientId: client.client_id,
+          scopes: redeemed.scopes,
+          nonce: redeemed.nonce,
+          authTime: redeemed.authTime,
+          accessToken,
+        },
+        signer,
+      )
+    : undefined;
+  const tokens: IssuedTokens = {
+    accessToken,
+    expiresIn,
+    ...(redeemed.refreshIssued ? { refreshToken } : {}),
+  };
+  return tokenResponse(tokens, redeemed.scopes, idToken);
 }
 
 /** RFC 6749 §6, with rotation: a refresh token is exchanged once; presenting it again revokes the grant. */

@@ -4,7 +4,7 @@ import type { AppDeps } from '../../app.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
-import { currentSigner } from './keys.service.js';
+import { currentSigner, type Signer } from './keys.service.js';
 
 /** Lifetime of an id_token: it proves a sign-in to the client now, it is not a session. */
 export const ID_TOKEN_TTL_SECONDS = 3600;
@@ -39,10 +39,11 @@ export function accessTokenHash(accessToken: string): string {
  *
  * `deps.db` may be the transaction the caller issues the tokens in: the key is then read in it
  * (one small query). Never pass the root handle while inside a transaction on PGlite: a query on
- * it waits for that transaction forever.
+ * it waits for that transaction forever. A caller that took the `signer` from `currentSigner`
+ * before its transaction passes it, and signing costs no query at all.
  */
-export async function signIdToken(deps: AppDeps, input: IdTokenInput): Promise<string> {
-  const signer = await currentSigner(deps);
+export async function signIdToken(deps: AppDeps, input: IdTokenInput, signer?: Signer): Promise<string> {
+  signer ??= await currentSigner(deps);
   const iat = Math.floor(deps.clock.now().getTime() / 1000);
   const profile = presentUserinfo(input.user, input.scopes, deps.config.PUBLIC_URL);
   // The protocol claims come last: a profile field can never override them.
