@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_oauth.js';
+import * as m0003 from './0003_token_events.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -10,4 +11,5 @@ import * as m0002 from './0002_oauth.js';
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_oauth': m0002,
+  '0003_token_events': m0003,
 };

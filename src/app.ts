@@ -11,6 +11,7 @@ import type { Database } from './db/schema.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { createLogger } from './http/logger.js';
 import { RouteRegistry } from './http/route-registry.js';
+import type { AccessTokenCache } from './http/token-cache.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { viewsDir } from './lib/paths.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
@@ -25,6 +26,8 @@ export interface AppDeps {
   config: Config;
   db: Kysely<Database>;
   clock: Clock;
+  /** Valid access tokens kept in the process (see src/http/token-cache.ts); absent: every request asks the database. */
+  tokenCache?: AccessTokenCache;
 }
 
 export interface BuildAppOptions {
@@ -32,6 +35,7 @@ export interface BuildAppOptions {
   db: Kysely<Database>;
   clock?: Clock;
   logger?: FastifyBaseLogger;
+  tokenCache?: AccessTokenCache;
 }
 
 /** JSON and form bodies up to 1 MiB (CONTRACT.md §1); larger ones get 413 `payload_too_large`. */
@@ -39,7 +43,12 @@ const BODY_LIMIT = 1024 * 1024;
 
 /** Builds the application without listening: the server and every test use this. */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  const deps: AppDeps = { config: options.config, db: options.db, clock: options.clock ?? systemClock };
+  const deps: AppDeps = {
+    config: options.config,
+    db: options.db,
+    clock: options.clock ?? systemClock,
+    ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
+  };
   const app = Fastify({
     loggerInstance: options.logger ?? (createLogger(options.config) as FastifyBaseLogger),
     bodyLimit: BODY_LIMIT,

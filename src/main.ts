@@ -6,6 +6,11 @@ import { controlSocketPath, type DataDirLock, lockDataDir } from './db/data-dir-
 import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createLogger } from './http/logger.js';
+import {
+  startAccessTokenCache,
+  TOKEN_CACHE_MAX_AGE_MS,
+  TOKEN_CACHE_MAX_ENTRIES,
+} from './http/token-cache.js';
 import { systemClock } from './lib/clock.js';
 import { ensureSigningKey } from './modules/oidc/keys.service.js';
 
@@ -58,7 +63,18 @@ async function main(): Promise<void> {
   // The first id_token signing key, made now rather than on the first sign-in (~200 ms of key generation).
   await ensureSigningKey({ db: database.db, clock: systemClock });
 
-  const app: FastifyInstance = await buildApp({ config, db: database.db, clock: systemClock, logger });
+  const tokens = await startAccessTokenCache(database.listen, {
+    maxAgeMs: TOKEN_CACHE_MAX_AGE_MS,
+    maxEntries: TOKEN_CACHE_MAX_ENTRIES,
+  });
+  cleanups.push(tokens.stop);
+  const app: FastifyInstance = await buildApp({
+    config,
+    db: database.db,
+    clock: systemClock,
+    logger,
+    tokenCache: tokens.cache,
+  });
   cleanups.push(() => app.close());
   await app.listen({ host: config.HOST, port: config.PORT });
 

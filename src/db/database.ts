@@ -8,9 +8,20 @@ import type { Database } from './schema.js';
 
 export type DatabaseDriver = 'postgres' | 'pglite';
 
+export interface ListenHandlers {
+  onMessage(payload: string): void;
+  /** Whether messages are being received: false while the listening connection is down. */
+  onState(listening: boolean): void;
+}
+
+/** LISTEN on a channel; resolves to a function that stops listening. */
+export type Listen = (channel: string, handlers: ListenHandlers) => Promise<() => Promise<void>>;
+
 export interface DatabaseHandle {
   db: Kysely<Database>;
   driver: DatabaseDriver;
+  /** PostgreSQL LISTEN/NOTIFY: on PostgreSQL a dedicated connection that reconnects by itself. */
+  listen: Listen;
   /** Closes the pool or the embedded database; safe to call twice. */
   close(): Promise<void>;
 }
@@ -58,7 +69,75 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
   // without a listener: the query still fails (503), and the pool drops the broken connection.
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
-  return withIdempotentClose('postgres', new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }));
+  return withIdempotentClose(
+    'postgres',
+    new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+    postgresListen(options.url),
+  );
+}
+
+/** How long a lost LISTEN connection waits before it reconnects. */
+const LISTEN_RETRY_MS = 1_000;
+
+/**
+ * LISTEN on its own connection (a pooled one would be handed to queries). When the connection is
+ * lost, `onState(false)` says so at once, and it reconnects every second until it listens again.
+ */
+function postgresListen(url: string): Listen {
+  return async (channel, handlers) => {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    let current: pg.Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const scheduleReconnect = () => {
+      if (stopped || retry) return;
+      retry = setTimeout(() => {
+        retry = undefined;
+        void connect();
+      }, LISTEN_RETRY_MS);
+      retry.unref();
+    };
+    const connect = async () => {
+      const client = new pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: 5_000,
+        keepAlive: true,
+      });
+      client.on('notification', (message) => {
+        if (message.channel === channel && message.payload) handlers.onMessage(message.payload);
+      });
+      client.on('error', () => undefined); // 'end' follows
+      client.on('end', () => {
+        if (current !== client) return;
+        current = undefined;
+        handlers.onState(false);
+        scheduleReconnect();
+      });
+      try {
+        await client.connect();
+        await client.query(`listen ${channel}`);
+      } catch {
+        client.end().catch(() => undefined);
+        handlers.onState(false);
+        scheduleReconnect();
+        return;
+      }
+      if (stopped) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      current = client;
+      handlers.onState(true);
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      const client = current;
+      current = undefined;
+      await client?.end().catch(() => undefined);
+    };
+  };
 }
 
 /**
@@ -71,14 +150,21 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
 export async function openPglite(dataDir?: string): Promise<DatabaseHandle> {
   if (dataDir) await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const pglite = await PGlite.create(dataDir, { extensions: { pg_trgm } });
-  return withIdempotentClose('pglite', new Kysely<Database>({ dialect: new PGliteDialect(pglite) }));
+  // One process owns the embedded database, so its notifications never get lost.
+  const listen: Listen = async (channel, handlers) => {
+    const unsubscribe = await pglite.listen(channel, (payload) => handlers.onMessage(payload));
+    handlers.onState(true);
+    return unsubscribe;
+  };
+  return withIdempotentClose('pglite', new Kysely<Database>({ dialect: new PGliteDialect(pglite) }), listen);
 }
 
-function withIdempotentClose(driver: DatabaseDriver, db: Kysely<Database>): DatabaseHandle {
+function withIdempotentClose(driver: DatabaseDriver, db: Kysely<Database>, listen: Listen): DatabaseHandle {
   let closing: Promise<void> | undefined;
   return {
     db,
     driver,
+    listen,
     close: () => {
       closing ??= db.destroy();
       return closing;

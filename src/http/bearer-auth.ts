@@ -62,10 +62,15 @@ export function extractBearerToken(request: FastifyRequest): string {
  */
 export async function authenticateBearer(
   request: FastifyRequest,
-  deps: Pick<AppDeps, 'db' | 'clock'>,
+  deps: Pick<AppDeps, 'db' | 'clock' | 'tokenCache'>,
 ): Promise<AccessTokenContext> {
   const token = extractBearerToken(request);
-  const row = await findBearerToken(deps.db, hashSecret(token));
+  const tokenHash = hashSecret(token);
+  const now = deps.clock.now().getTime();
+  const cached = deps.tokenCache?.get(tokenHash, now);
+  if (cached) return cached;
+  const readVersion = deps.tokenCache?.readVersion ?? 0;
+  const row = await findBearerToken(deps.db, tokenHash);
   const refusal = !row
     ? 'unknown access token'
     : row.expiresAt.getTime() <= deps.clock.now().getTime()
@@ -86,7 +91,7 @@ export async function authenticateBearer(
       ? new InvalidToken('The access token has expired.')
       : new InvalidToken();
   }
-  return {
+  const context: AccessTokenContext = {
     tokenHash: row.tokenHash,
     grantId: row.grantId,
     userId: row.user.id,
@@ -96,6 +101,8 @@ export async function authenticateBearer(
     expiresAt: row.expiresAt,
     user: row.user,
   };
+  deps.tokenCache?.set(context, now, readVersion);
+  return context;
 }
 
 const contexts = new WeakMap<FastifyRequest, AccessTokenContext>();
@@ -104,7 +111,9 @@ const contexts = new WeakMap<FastifyRequest, AccessTokenContext>();
  * A `preHandler` that requires a valid bearer token; the handler then reads it with
  * `bearerContext(request)`. Routes using it declare `config.auth: 'bearer'`.
  */
-export function requireBearer(deps: Pick<AppDeps, 'db' | 'clock'>): preHandlerAsyncHookHandler {
+export function requireBearer(
+  deps: Pick<AppDeps, 'db' | 'clock' | 'tokenCache'>,
+): preHandlerAsyncHookHandler {
   return async (request) => {
     contexts.set(request, await authenticateBearer(request, deps));
   };

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
+import type { AccessTokenCache } from '../../src/http/token-cache.js';
 import { type Clock, fixedClock } from '../../src/lib/clock.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
@@ -18,12 +19,22 @@ export function testConfig(env: Record<string, string> = {}): Config {
 
 /** The whole application on a fresh database of its own, driven through `app.inject()`. */
 export async function createTestApp(
-  options: { env?: Record<string, string>; clock?: Clock; database?: TestDatabase } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    database?: TestDatabase;
+    tokenCache?: AccessTokenCache;
+  } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
   const clock = fixedClock('2026-06-01T12:00:00Z');
   const config = testConfig(options.env);
-  const app = await buildApp({ config, db: database.db, clock: options.clock ?? clock });
+  const app = await buildApp({
+    config,
+    db: database.db,
+    clock: options.clock ?? clock,
+    ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
+  });
   return {
     app,
     database,

@@ -1,0 +1,123 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AccessTokenCache, startAccessTokenCache } from '../../src/http/token-cache.js';
+import { hashSecret } from '../../src/lib/secrets.js';
+import { disableUser, updateUserProfile } from '../../src/modules/accounts/accounts.service.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import {
+  basic,
+  exchangeCode,
+  makeClient,
+  makeUser,
+  mintCode,
+  postForm,
+  type TestClient,
+} from '../helpers/oauth.js';
+
+/**
+ * Two instances of the service on one database, each with its own in-process token cache fed by
+ * the database's announcements: whatever ends a token on one (or in the database directly) is
+ * refused by the other within a second.
+ */
+let database: TestDatabase;
+let a: TestApp;
+let b: TestApp;
+let cacheB: AccessTokenCache;
+const stops: Array<() => Promise<void>> = [];
+let client: TestClient;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  const first = await startAccessTokenCache(database.listen, { maxAgeMs: 60_000, maxEntries: 1000 });
+  const second = await startAccessTokenCache(database.listen, { maxAgeMs: 60_000, maxEntries: 1000 });
+  stops.push(first.stop, second.stop);
+  cacheB = second.cache;
+  a = await createTestApp({ database, tokenCache: first.cache });
+  b = await createTestApp({ database, tokenCache: second.cache });
+  client = await makeClient(a);
+});
+
+afterAll(async () => {
+  await a.app.close();
+  await b.app.close();
+  for (const stop of stops) await stop();
+  await database.drop();
+});
+
+async function freshToken(username?: string) {
+  const user = await makeUser(a, username ? { username } : {});
+  const tokens = (await exchangeCode(a.app, client, await mintCode(a, client, user))).json();
+  return { user, token: tokens.access_token as string };
+}
+
+const userinfoOn = (t: TestApp, token: string) =>
+  t.app.inject({
+    method: 'GET',
+    url: '/api/v1/oauth/userinfo',
+    headers: { authorization: `Bearer ${token}` },
+  });
+
+/** Warms B's cache with the token and checks it is really served from there. */
+async function cachedOnB(token: string): Promise<void> {
+  expect((await userinfoOn(b, token)).statusCode).toBe(200);
+  expect(cacheB.get(hashSecret(token), b.clock.now().getTime())).toBeDefined();
+  expect((await userinfoOn(b, token)).statusCode).toBe(200);
+}
+
+const refusedOnB = (token: string) =>
+  expect.poll(async () => (await userinfoOn(b, token)).statusCode, { timeout: 1000, interval: 20 }).toBe(401);
+
+describe('the in-process token cache across two instances', () => {
+  it('refuses on one instance a token revoked on the other', async () => {
+    const { token } = await freshToken();
+    await cachedOnB(token);
+    const revoked = await postForm(
+      a.app,
+      '/api/v1/oauth/revoke',
+      { token },
+      { authorization: basic(client) },
+    );
+    expect(revoked.statusCode).toBe(200);
+    await refusedOnB(token);
+  });
+
+  it('refuses the tokens of a user disabled elsewhere', async () => {
+    const { user, token } = await freshToken();
+    await cachedOnB(token);
+    await disableUser(database.db, a.clock, user.username);
+    await refusedOnB(token);
+  });
+
+  it('shows a profile change at once', async () => {
+    const { user, token } = await freshToken();
+    await cachedOnB(token);
+    await updateUserProfile(database.db, a.clock, user.username, { displayName: 'Renamed Person' });
+    await expect
+      .poll(async () => (await userinfoOn(b, token)).json().name, { timeout: 1000, interval: 20 })
+      .toBe('Renamed Person');
+  });
+
+  it('refuses the tokens of a client disabled elsewhere, and a grant revoked by plain SQL', async () => {
+    const other = await makeClient(a);
+    const user = await makeUser(a);
+    const token = (await exchangeCode(a.app, other, await mintCode(a, other, user))).json().access_token;
+    await cachedOnB(token);
+    await sql`update clients set disabled_at = now() where client_id = ${other.clientId}`.execute(
+      database.db,
+    );
+    await refusedOnB(token);
+
+    const second = await freshToken();
+    await cachedOnB(second.token);
+    await sql`update grants set revoked_at = now() where user_id = ${second.user.id}`.execute(database.db);
+    await refusedOnB(second.token);
+  });
+
+  it('refuses an expired token at once, cached or not', async () => {
+    const { token } = await freshToken();
+    await cachedOnB(token);
+    b.clock.advance(b.config.ACCESS_TOKEN_TTL_SECONDS * 1000 + 1);
+    expect((await userinfoOn(b, token)).statusCode).toBe(401);
+  });
+});
