@@ -16,6 +16,7 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { viewsDir } from './lib/paths.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
+import type { ClientCache } from './modules/oauth/client-cache.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
 import { platformRoutes } from './modules/platform/platform.routes.js';
@@ -28,6 +29,8 @@ export interface AppDeps {
   clock: Clock;
   /** Valid access tokens kept in the process (see src/http/token-cache.ts); absent: every request asks the database. */
   tokenCache?: AccessTokenCache;
+  /** Registered clients kept in the process (see src/modules/oauth/client-cache.ts). */
+  clientCache?: ClientCache;
 }
 
 export interface BuildAppOptions {
@@ -36,6 +39,7 @@ export interface BuildAppOptions {
   clock?: Clock;
   logger?: FastifyBaseLogger;
   tokenCache?: AccessTokenCache;
+  clientCache?: ClientCache;
 }
 
 /** JSON and form bodies up to 1 MiB (CONTRACT.md §1); larger ones get 413 `payload_too_large`. */
@@ -48,6 +52,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     db: options.db,
     clock: options.clock ?? systemClock,
     ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
+    ...(options.clientCache ? { clientCache: options.clientCache } : {}),
   };
   const app = Fastify({
     loggerInstance: options.logger ?? (createLogger(options.config) as FastifyBaseLogger),

@@ -2,16 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type ControlServer, startControlServer } from './cli/control-socket.js';
 import { assertServable, type Config, ConfigError, describeDatabaseTarget, loadConfig } from './config.js';
+import { listenForChanges } from './db/change-feed.js';
 import { controlSocketPath, type DataDirLock, lockDataDir } from './db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createLogger } from './http/logger.js';
-import {
-  startAccessTokenCache,
-  TOKEN_CACHE_MAX_AGE_MS,
-  TOKEN_CACHE_MAX_ENTRIES,
-} from './http/token-cache.js';
+import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './http/token-cache.js';
 import { systemClock } from './lib/clock.js';
+import { ClientCache } from './modules/oauth/client-cache.js';
 import { ensureSigningKey } from './modules/oidc/keys.service.js';
 
 /** The process: read config, open the database, migrate, listen, and shut down gracefully. */
@@ -63,17 +61,20 @@ async function main(): Promise<void> {
   // The first id_token signing key, made now rather than on the first sign-in (~200 ms of key generation).
   await ensureSigningKey({ db: database.db, clock: systemClock });
 
-  const tokens = await startAccessTokenCache(database.listen, {
-    maxAgeMs: TOKEN_CACHE_MAX_AGE_MS,
+  // Tokens and clients kept in memory, forgotten at once when the database announces a change.
+  const tokenCache = new AccessTokenCache({
+    maxAgeMs: CACHE_MAX_AGE_MS,
     maxEntries: TOKEN_CACHE_MAX_ENTRIES,
   });
-  cleanups.push(tokens.stop);
+  const clientCache = new ClientCache({ maxAgeMs: CACHE_MAX_AGE_MS, maxEntries: 10_000 });
+  cleanups.push(await listenForChanges(database.listen, [tokenCache, clientCache]));
   const app: FastifyInstance = await buildApp({
     config,
     db: database.db,
     clock: systemClock,
     logger,
-    tokenCache: tokens.cache,
+    tokenCache,
+    clientCache,
   });
   cleanups.push(() => app.close());
   await app.listen({ host: config.HOST, port: config.PORT });

@@ -1,13 +1,11 @@
+import { type ChangeListener, listenForChanges } from '../db/change-feed.js';
 import type { Listen } from '../db/database.js';
 import type { AccessTokenContext } from './bearer-auth.js';
 
 /** The longest an entry lives, in case an announcement were ever missed. */
-export const TOKEN_CACHE_MAX_AGE_MS = 10_000;
+export const CACHE_MAX_AGE_MS = 10_000;
 /** About 1 KB an entry: at most some 50 MB. */
 export const TOKEN_CACHE_MAX_ENTRIES = 50_000;
-
-/** The channel the database triggers announce token-ending changes on (migrations/0003). */
-export const TOKEN_EVENTS_CHANNEL = 'idp_token_events';
 
 /**
  * Access tokens that were found valid, kept in the process so that a bearer request needs no
@@ -19,7 +17,7 @@ export const TOKEN_EVENTS_CHANNEL = 'idp_token_events';
  * - all of them, whenever the listening connection is lost: until it listens again, nothing is
  *   cached and every request asks the database.
  */
-export class AccessTokenCache {
+export class AccessTokenCache implements ChangeListener {
   private readonly entries = new Map<string, { context: AccessTokenContext; storedAt: number }>();
   private readonly byGrant = new Map<number, Set<string>>();
   private readonly byUser = new Map<number, Set<string>>();
@@ -136,9 +134,6 @@ export async function startAccessTokenCache(
   options: { maxAgeMs: number; maxEntries: number },
 ): Promise<{ cache: AccessTokenCache; stop: () => Promise<void> }> {
   const cache = new AccessTokenCache(options);
-  const stop = await listen(TOKEN_EVENTS_CHANNEL, {
-    onMessage: (payload) => cache.handle(payload),
-    onState: (listening) => cache.setListening(listening),
-  });
+  const stop = await listenForChanges(listen, [cache]);
   return { cache, stop };
 }

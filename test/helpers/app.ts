@@ -3,6 +3,7 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { AccessTokenCache } from '../../src/http/token-cache.js';
 import { type Clock, fixedClock } from '../../src/lib/clock.js';
+import type { ClientCache } from '../../src/modules/oauth/client-cache.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export interface TestApp {
@@ -24,6 +25,7 @@ export async function createTestApp(
     clock?: Clock;
     database?: TestDatabase;
     tokenCache?: AccessTokenCache;
+    clientCache?: ClientCache;
   } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
@@ -34,6 +36,7 @@ export async function createTestApp(
     db: database.db,
     clock: options.clock ?? clock,
     ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
+    ...(options.clientCache ? { clientCache: options.clientCache } : {}),
   });
   return {
     app,

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { AccessTokenContext } from '../../src/http/bearer-auth.js';
 import { AccessTokenCache } from '../../src/http/token-cache.js';
 import type { UserRow } from '../../src/modules/accounts/accounts.repository.js';
+import type { ClientRow } from '../../src/modules/clients/clients.repository.js';
+import { ClientCache } from '../../src/modules/oauth/client-cache.js';
 
 function context(
   tokenHash: string,
@@ -89,5 +91,37 @@ describe('AccessTokenCache', () => {
     expect(cache.size).toBe(2);
     expect(cache.get('a', 1)).toBeUndefined();
     expect(cache.get('c', 1)).toBeDefined();
+  });
+});
+
+describe('ClientCache', () => {
+  const row = (id: number, clientId: string) => ({ id, client_id: clientId }) as unknown as ClientRow;
+
+  it('keeps clients while listening, drops one on its announcement and all when listening stops', () => {
+    const cache = new ClientCache({ maxAgeMs: 10_000, maxEntries: 10 });
+    cache.set(row(1, 'pk_a'), 0, cache.readVersion);
+    expect(cache.get('pk_a', 1)).toBeUndefined(); // not listening yet
+    cache.setListening(true);
+    cache.set(row(1, 'pk_a'), 0, cache.readVersion);
+    cache.set(row(2, 'pk_b'), 0, cache.readVersion);
+    expect(cache.get('pk_a', 1)?.id).toBe(1);
+    cache.handle('c:1');
+    expect(cache.get('pk_a', 1)).toBeUndefined();
+    expect(cache.get('pk_b', 1)?.id).toBe(2);
+    cache.handle('t:whatever'); // token announcements leave clients alone
+    expect(cache.get('pk_b', 1)?.id).toBe(2);
+    expect(cache.get('pk_b', 10_000)).toBeUndefined(); // too old
+    cache.set(row(2, 'pk_b'), 0, cache.readVersion);
+    cache.setListening(false);
+    expect(cache.get('pk_b', 1)).toBeUndefined();
+  });
+
+  it('does not keep a read that an announcement overtook', () => {
+    const cache = new ClientCache({ maxAgeMs: 10_000, maxEntries: 10 });
+    cache.setListening(true);
+    const before = cache.readVersion;
+    cache.handle('c:1');
+    cache.set(row(1, 'pk_a'), 0, before);
+    expect(cache.get('pk_a', 1)).toBeUndefined();
   });
 });

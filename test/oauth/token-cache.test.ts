@@ -1,8 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AccessTokenCache, startAccessTokenCache } from '../../src/http/token-cache.js';
+import { listenForChanges } from '../../src/db/change-feed.js';
+import { AccessTokenCache } from '../../src/http/token-cache.js';
 import { hashSecret } from '../../src/lib/secrets.js';
 import { disableUser, updateUserProfile } from '../../src/modules/accounts/accounts.service.js';
+import { rotateClientSecret } from '../../src/modules/clients/clients.service.js';
+import { ClientCache } from '../../src/modules/oauth/client-cache.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import {
@@ -24,17 +27,24 @@ let database: TestDatabase;
 let a: TestApp;
 let b: TestApp;
 let cacheB: AccessTokenCache;
+let clientCacheB: ClientCache;
 const stops: Array<() => Promise<void>> = [];
 let client: TestClient;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const first = await startAccessTokenCache(database.listen, { maxAgeMs: 60_000, maxEntries: 1000 });
-  const second = await startAccessTokenCache(database.listen, { maxAgeMs: 60_000, maxEntries: 1000 });
-  stops.push(first.stop, second.stop);
-  cacheB = second.cache;
-  a = await createTestApp({ database, tokenCache: first.cache });
-  b = await createTestApp({ database, tokenCache: second.cache });
+  const instance = async () => {
+    const tokenCache = new AccessTokenCache({ maxAgeMs: 60_000, maxEntries: 1000 });
+    const clientCache = new ClientCache({ maxAgeMs: 60_000, maxEntries: 1000 });
+    stops.push(await listenForChanges(database.listen, [tokenCache, clientCache]));
+    return { tokenCache, clientCache };
+  };
+  const first = await instance();
+  const second = await instance();
+  cacheB = second.tokenCache;
+  clientCacheB = second.clientCache;
+  a = await createTestApp({ database, ...first });
+  b = await createTestApp({ database, ...second });
   client = await makeClient(a);
 });
 
@@ -119,5 +129,23 @@ describe('the in-process token cache across two instances', () => {
     await cachedOnB(token);
     b.clock.advance(b.config.ACCESS_TOKEN_TTL_SECONDS * 1000 + 1);
     expect((await userinfoOn(b, token)).statusCode).toBe(401);
+  });
+
+  it('refuses an old client secret and a disabled client at once on the other instance', async () => {
+    b.clock.set(a.clock.now()); // an earlier test moved B's clock past the tokens' lifetime
+    const site = await makeClient(a);
+    const user = await makeUser(a);
+    const exchangeOnB = async (as: TestClient) =>
+      (await exchangeCode(b.app, as, await mintCode(a, site, user))).statusCode;
+    expect(await exchangeOnB(site)).toBe(200);
+    expect(clientCacheB.get(site.clientId, b.clock.now().getTime())).toBeDefined();
+
+    const rotated = await rotateClientSecret(database.db, a.clock, site.clientId);
+    await expect.poll(() => exchangeOnB(site), { timeout: 1000, interval: 20 }).toBe(401);
+    const renewed = { ...site, clientSecret: rotated.client_secret };
+    expect(await exchangeOnB(renewed)).toBe(200);
+
+    await sql`update clients set disabled_at = now() where client_id = ${site.clientId}`.execute(database.db);
+    await expect.poll(() => exchangeOnB(renewed), { timeout: 1000, interval: 20 }).toBe(401);
   });
 });

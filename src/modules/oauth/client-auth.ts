@@ -1,10 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
 import { InvalidClient, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
 import type { ClientRow } from '../clients/clients.repository.js';
 import { findClientByClientId } from '../clients/clients.repository.js';
+import type { ClientCache } from './client-cache.js';
 
 /** Compared against when the client is unknown, so that answer takes as long as a wrong secret. */
 const DUMMY_HASH = hashSecret('no such client');
@@ -43,7 +45,7 @@ function fromBasicHeader(header: string): PresentedCredentials {
 export async function authenticateClient(
   request: FastifyRequest,
   body: Record<string, unknown>,
-  db: Kysely<Database>,
+  deps: { db: Kysely<Database>; clock: Clock; clientCache?: ClientCache },
 ): Promise<ClientRow> {
   const header = request.headers.authorization;
   const postedId = body.client_id;
@@ -68,10 +70,23 @@ export async function authenticateClient(
   }
 
   const client =
-    credentials.clientId.length <= 200 ? await findClientByClientId(db, credentials.clientId) : undefined;
+    credentials.clientId.length <= 200 ? await lookUpClient(deps, credentials.clientId) : undefined;
   const matches = secretMatchesHash(credentials.clientSecret, client?.secret_hash ?? DUMMY_HASH);
   if (!client || !matches || client.disabled_at !== null) {
     throw new InvalidClient('Unknown client or wrong client secret.');
   }
+  return client;
+}
+
+async function lookUpClient(
+  deps: { db: Kysely<Database>; clock: Clock; clientCache?: ClientCache },
+  clientId: string,
+): Promise<ClientRow | undefined> {
+  const now = deps.clock.now().getTime();
+  const cached = deps.clientCache?.get(clientId, now);
+  if (cached) return cached;
+  const readVersion = deps.clientCache?.readVersion ?? 0;
+  const client = await findClientByClientId(deps.db, clientId);
+  if (client) deps.clientCache?.set(client, now, readVersion);
   return client;
 }

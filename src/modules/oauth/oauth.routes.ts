@@ -209,7 +209,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (request, reply) => {
       noStore(reply);
       const params = formParameters(request);
-      const client = await authenticateClient(request, params, deps.db);
+      const client = await authenticateClient(request, params, deps);
       return handleTokenRequest(deps, client, params);
     },
   );
@@ -220,7 +220,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (request, reply) => {
       noStore(reply);
       const params = formParameters(request);
-      const client = await authenticateClient(request, params, deps.db);
+      const client = await authenticateClient(request, params, deps);
       await revokeToken(deps, client, params);
       return { ok: true };
     },
@@ -232,7 +232,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (request, reply) => {
       noStore(reply);
       const params = formParameters(request);
-      const client = await authenticateClient(request, params, deps.db);
+      const client = await authenticateClient(request, params, deps);
       return introspectToken(deps, client, params);
     },
   );

@@ -1,0 +1,67 @@
+import type { ChangeListener } from '../../db/change-feed.js';
+import type { ClientRow } from '../clients/clients.repository.js';
+
+/**
+ * Registered clients kept in the process, so that client authentication at the token endpoint
+ * needs no database round trip. Like the token cache, an entry is dropped at once on every
+ * instance when its row changes (a rotated secret, a disabled client: the `c:<id>` announcement of
+ * migrations/0003), lives `maxAgeMs` at most, and nothing is kept while announcements do not arrive.
+ */
+export class ClientCache implements ChangeListener {
+  private readonly entries = new Map<string, { client: ClientRow; storedAt: number }>();
+  private readonly byPk = new Map<number, string>();
+  private listening = false;
+  private version = 0;
+
+  constructor(private readonly options: { maxAgeMs: number; maxEntries: number }) {}
+
+  get readVersion(): number {
+    return this.version;
+  }
+
+  get(clientId: string, now: number): ClientRow | undefined {
+    const entry = this.entries.get(clientId);
+    if (!entry) return undefined;
+    if (!this.listening || now - entry.storedAt >= this.options.maxAgeMs) {
+      this.delete(clientId);
+      return undefined;
+    }
+    return entry.client;
+  }
+
+  /** Keeps a row just read, unless an announcement arrived since the read began. */
+  set(client: ClientRow, now: number, readVersion: number): void {
+    if (!this.listening || readVersion !== this.version) return;
+    if (this.entries.size >= this.options.maxEntries) this.clear();
+    this.entries.set(client.client_id, { client, storedAt: now });
+    this.byPk.set(client.id, client.client_id);
+  }
+
+  handle(payload: string): void {
+    this.version++;
+    if (payload.startsWith('c:')) {
+      const clientId = this.byPk.get(Number(payload.slice(2)));
+      if (clientId !== undefined) this.delete(clientId);
+    } else if (!/^[tgu]:/.test(payload)) {
+      this.clear();
+    }
+  }
+
+  setListening(listening: boolean): void {
+    this.version++;
+    this.listening = listening;
+    this.clear();
+  }
+
+  private delete(clientId: string): void {
+    const entry = this.entries.get(clientId);
+    if (!entry) return;
+    this.entries.delete(clientId);
+    this.byPk.delete(entry.client.id);
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.byPk.clear();
+  }
+}
