@@ -1,5 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import os from 'node:os';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
@@ -7,16 +6,17 @@ import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
 import { verifyPassword } from '../../src/lib/password.js';
 import {
-  childEnv,
+  cliDatabase,
+  failed,
   type ProcessResult,
-  parseJsonOutput,
   type RunningServer,
   runIdp,
   runNode,
   startServer,
   stopAllChildren,
+  succeeded,
 } from '../helpers/cli.js';
-import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import { usingPostgres } from '../helpers/database.js';
 
 /*
  * The operator CLI of CONTRACT.md §2, run as the real `node bin/idp.js` child process against the
@@ -27,45 +27,23 @@ import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.
 const TIMEOUT = 60_000;
 
 let dataDir = '';
-let postgres: { url: string; drop: () => Promise<void> } | undefined;
+let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 /** The environment of every child: the database of this file and nothing inherited beyond PATH/HOME. */
 let env: Record<string, string> = {};
 
 beforeAll(async () => {
-  if (usingPostgres) {
-    postgres = await createEmptyPostgresDatabase();
-    env = childEnv({ DATABASE_URL: postgres.url, LOG_LEVEL: 'warn' });
-  } else {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-cli-test-'));
-    env = childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
-  }
+  database = await cliDatabase('idp-cli-test-');
+  env = database.env;
+  dataDir = database.dataDir;
 });
 
 afterAll(async () => {
   await stopAllChildren();
-  if (postgres) await postgres.drop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await database?.drop();
 });
 
 function idp(args: readonly string[], stdin?: string): Promise<ProcessResult> {
   return runIdp(args, { env, stdin });
-}
-
-/** A successful `--json` command: exit 0, nothing on stderr, exactly one JSON object on stdout. */
-function succeeded(result: ProcessResult): Record<string, unknown> {
-  const json = parseJsonOutput(result);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  return json;
-}
-
-/** A failed command: exit 1, nothing on stdout, a message on stderr matching `message`. */
-function failed(result: ProcessResult, message: RegExp): string {
-  expect(result.stdout, `stdout of a failed command; stderr: ${result.stderr}`).toBe('');
-  expect(result.code).toBe(1);
-  expect(result.stderr).toMatch(/^idp: /);
-  expect(result.stderr).toMatch(message);
-  return result.stderr;
 }
 
 const shop = [
@@ -387,8 +365,8 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   it('stores the passwords read from stdin, without the trailing newline', { timeout: TIMEOUT }, async () => {
     let database: DatabaseHandle;
     let release: () => Promise<void> = async () => undefined;
-    if (postgres) {
-      database = openPostgres({ url: postgres.url, poolMax: 1 });
+    if (env.DATABASE_URL) {
+      database = openPostgres({ url: env.DATABASE_URL, poolMax: 1 });
     } else {
       const lock = await tryLockDataDir(dataDir);
       if (!lock) throw new Error(`${dataDir} is still locked by another process`);

@@ -1,17 +1,13 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  childEnv,
-  type ProcessResult,
-  parseJsonOutput,
+  cliDatabase,
   type RunningServer,
   runIdp,
   startServer,
   stopAllChildren,
+  succeeded,
 } from '../helpers/cli.js';
-import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import { usingPostgres } from '../helpers/database.js';
 
 /*
  * `idp keys rotate | list | retire` (CONTRACT.md §2), run as the real CLI against a fresh database,
@@ -21,34 +17,20 @@ import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.
 const TIMEOUT = 60_000;
 const KID = /^[A-Za-z0-9_-]{43}$/;
 
-let dataDir = '';
-let postgres: { url: string; drop: () => Promise<void> } | undefined;
+let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 let env: Record<string, string> = {};
 
 beforeAll(async () => {
-  if (usingPostgres) {
-    postgres = await createEmptyPostgresDatabase();
-    env = childEnv({ DATABASE_URL: postgres.url, LOG_LEVEL: 'warn' });
-  } else {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-keys-test-'));
-    env = childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
-  }
+  database = await cliDatabase('idp-keys-test-');
+  env = database.env;
 });
 
 afterAll(async () => {
   await stopAllChildren();
-  if (postgres) await postgres.drop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await database?.drop();
 });
 
 const idp = (args: readonly string[]) => runIdp(args, { env });
-
-function succeeded(result: ProcessResult): Record<string, unknown> {
-  const json = parseJsonOutput(result);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  return json;
-}
 
 let first = '';
 let second = '';

@@ -1,11 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
-import { childEnv, type ProcessResult, parseJsonOutput, runIdp, stopAllChildren } from '../helpers/cli.js';
-import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import {
+  cliDatabase,
+  failed,
+  type ProcessResult,
+  runIdp,
+  stopAllChildren,
+  succeeded,
+} from '../helpers/cli.js';
 
 /*
  * `idp users update|disable|enable` and `idp clients update|rotate-secret` (CONTRACT.md §2), run as
@@ -17,49 +20,30 @@ const TIMEOUT = 60_000;
 const PUBLIC_URL = 'https://id.example';
 
 let dataDir = '';
-let postgres: { url: string; drop: () => Promise<void> } | undefined;
+let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 let env: Record<string, string> = {};
 
 beforeAll(async () => {
-  if (usingPostgres) {
-    postgres = await createEmptyPostgresDatabase();
-    env = childEnv({ DATABASE_URL: postgres.url, LOG_LEVEL: 'warn', PUBLIC_URL });
-  } else {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-cli-uc-'));
-    env = childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', PUBLIC_URL });
-  }
+  database = await cliDatabase('idp-cli-uc-', { PUBLIC_URL });
+  env = database.env;
+  dataDir = database.dataDir;
 });
 
 afterAll(async () => {
   await stopAllChildren();
-  if (postgres) await postgres.drop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  await database?.drop();
 });
 
 function idp(args: readonly string[]): Promise<ProcessResult> {
   return runIdp(args, { env });
 }
 
-function succeeded(result: ProcessResult): Record<string, unknown> {
-  const json = parseJsonOutput(result);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  return json;
-}
-
-function failed(result: ProcessResult, message: RegExp): void {
-  expect(result.stdout, `stdout of a failed command; stderr: ${result.stderr}`).toBe('');
-  expect(result.code).toBe(1);
-  expect(result.stderr).toMatch(/^idp: /);
-  expect(result.stderr).toMatch(message);
-}
-
 /** Opens this file's database directly, between CLI runs (the CLI holds a PGlite directory only while it runs). */
 async function withDatabase<T>(work: (db: DatabaseHandle['db']) => Promise<T>): Promise<T> {
   let database: DatabaseHandle;
   let release: () => Promise<void> = async () => undefined;
-  if (postgres) {
-    database = openPostgres({ url: postgres.url, poolMax: 1 });
+  if (env.DATABASE_URL) {
+    database = openPostgres({ url: env.DATABASE_URL, poolMax: 1 });
   } else {
     const lock = await tryLockDataDir(dataDir);
     if (!lock) throw new Error(`${dataDir} is still locked by another process`);

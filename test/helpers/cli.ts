@@ -1,5 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { expect } from 'vitest';
+import { createEmptyPostgresDatabase, usingPostgres } from './database.js';
 import { freePort } from './tcp-proxy.js';
 
 /**
@@ -222,4 +226,45 @@ export function parseJsonOutput(result: ProcessResult): Record<string, unknown> 
     throw new Error(`stdout is JSON but not an object; ${describe()}`);
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * The database that the child processes of one test file use: a fresh temporary DATA_DIR (PGlite),
+ * or a fresh PostgreSQL database when TEST_DATABASE_URL is set. `drop` removes it.
+ */
+export async function cliDatabase(
+  prefix: string,
+  extra: Record<string, string> = {},
+): Promise<{ env: Record<string, string>; dataDir: string; drop: () => Promise<void> }> {
+  if (usingPostgres) {
+    const database = await createEmptyPostgresDatabase();
+    return {
+      env: childEnv({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', ...extra }),
+      dataDir: '',
+      drop: database.drop,
+    };
+  }
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  return {
+    env: childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extra }),
+    dataDir,
+    drop: () => rm(dataDir, { recursive: true, force: true }),
+  };
+}
+
+/** A successful `--json` command: exit 0, nothing on stderr, exactly one JSON object on stdout. */
+export function succeeded(result: ProcessResult): Record<string, unknown> {
+  const json = parseJsonOutput(result);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return json;
+}
+
+/** A failed command: exit 1, nothing on stdout, an `idp: …` message on stderr matching `message`. */
+export function failed(result: ProcessResult, message: RegExp): string {
+  expect(result.stdout, `stdout of a failed command; stderr: ${result.stderr}`).toBe('');
+  expect(result.code).toBe(1);
+  expect(result.stderr).toMatch(/^idp: /);
+  expect(result.stderr).toMatch(message);
+  return result.stderr;
 }
