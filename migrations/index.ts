@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_oauth.js';
 import * as m0003 from './0003_token_events.js';
+import * as m0004 from './0004_search_premium.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_oauth': m0002,
   '0003_token_events': m0003,
+  '0004_search_premium': m0004,
 };

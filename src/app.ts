@@ -20,7 +20,9 @@ import type { ClientCache } from './modules/oauth/client-cache.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
 import { platformRoutes } from './modules/platform/platform.routes.js';
+import { premiumRoutes } from './modules/premium/premium.routes.js';
 import { profileRoutes } from './modules/profiles/profiles.routes.js';
+import { searchRoutes } from './modules/search/search.routes.js';
 
 /** Everything the application needs, passed in rather than found in globals. */
 export interface AppDeps {
@@ -84,6 +86,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(oauthRoutes, deps);
   await app.register(oidcRoutes, deps);
   await app.register(profileRoutes, deps);
+  await app.register(searchRoutes, deps);
+  await app.register(premiumRoutes, deps);
   await app.register(catalogueRoutes, { registry });
   return app;
 }

@@ -6,6 +6,7 @@ import { keyCommands } from './keys.commands.js';
 import { migrateCommands } from './migrate.commands.js';
 import { formatListing } from './output.js';
 import { platformCommands } from './platform.commands.js';
+import { premiumCommands } from './premium.commands.js';
 import { userCommands } from './users.commands.js';
 
 export const commands: readonly Command[] = [
@@ -14,6 +15,7 @@ export const commands: readonly Command[] = [
   ...clientCommands,
   ...platformCommands,
   ...keyCommands,
+  ...premiumCommands,
 ];
 
 /** What a command printed and how it ended; the same whether it ran here or in the server. */

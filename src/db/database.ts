@@ -149,7 +149,7 @@ function postgresListen(url: string): Listen {
  */
 export async function openPglite(dataDir?: string): Promise<DatabaseHandle> {
   if (dataDir) await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const pglite = await PGlite.create(dataDir, { extensions: { pg_trgm } });
+  const pglite = await PGlite.create({ ...(dataDir ? { dataDir } : {}), extensions: { pg_trgm } });
   // One process owns the embedded database, so its notifications never get lost.
   const listen: Listen = async (channel, handlers) => {
     const unsubscribe = await pglite.listen(channel, (payload) => handlers.onMessage(payload));

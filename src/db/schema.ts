@@ -147,6 +147,15 @@ export interface SigningKeysTable {
   retired_at: Timestamp | null;
 }
 
+export interface PremiumPeriodsTable {
+  id: Generated<number>;
+  user_id: number;
+  billing_period: 'month' | 'year';
+  starts_at: Timestamp;
+  ends_at: Timestamp;
+  created_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -160,4 +169,5 @@ export interface Database {
   access_tokens: AccessTokensTable;
   refresh_tokens: RefreshTokensTable;
   signing_keys: SigningKeysTable;
+  premium_periods: PremiumPeriodsTable;
 }
