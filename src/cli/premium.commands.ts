@@ -1,4 +1,29 @@
-import type { Command } from './command.js';
+import { BILLING_PERIODS, type BillingPeriod, MAX_GRANT_DAYS } from '../modules/premium/premium.schemas.js';
+import { grantPremium } from '../modules/premium/premium.service.js';
+import { type Command, required, UsageError } from './command.js';
 
 /** `idp premium grant`. */
-export const premiumCommands: Command[] = [];
+export const premiumCommands: Command[] = [
+  {
+    name: 'premium grant',
+    usage: `idp premium grant U --period month|year --days N (N from 1 to ${MAX_GRANT_DAYS})`,
+    summary: "Add N days of premium after the user's current period (or from now); prints the premium status",
+    options: { period: { type: 'string' }, days: { type: 'string' } },
+    positionals: 1,
+    run: (ctx, args) => {
+      const period = required(args, 'period');
+      if (!(BILLING_PERIODS as readonly string[]).includes(period)) {
+        throw new UsageError(`--period must be month or year, got "${period}"`);
+      }
+      const daysText = required(args, 'days');
+      const days = /^\d{1,5}$/.test(daysText) ? Number(daysText) : Number.NaN;
+      if (!(days >= 1 && days <= MAX_GRANT_DAYS)) {
+        throw new UsageError(`--days must be a whole number from 1 to ${MAX_GRANT_DAYS}, got "${daysText}"`);
+      }
+      return grantPremium(ctx.db, ctx.clock, args.positionals[0] ?? '', {
+        period: period as BillingPeriod,
+        days,
+      });
+    },
+  },
+];

@@ -1,5 +1,27 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app.js';
+import { searchQuerySchema, searchResponseSchema } from './search.schemas.js';
+import { searchUsers } from './search.service.js';
 
 /** GET /api/users/search. */
-export const searchRoutes: FastifyPluginAsync<AppDeps> = async () => {};
+export const searchRoutes: FastifyPluginAsync<AppDeps> = async (app, { db, clock, config }) => {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.get(
+    '/api/users/search',
+    {
+      config: {
+        auth: 'public',
+        description:
+          'User search: q (1–64 characters), username=1 (usernames only), limit (default 20, max 50)',
+      },
+      schema: { querystring: searchQuerySchema, response: { 200: searchResponseSchema } },
+    },
+    async (request, reply) => {
+      // The same answer for every caller and no private field: shared caches may keep it briefly.
+      reply.header('cache-control', 'public, max-age=30');
+      return searchUsers(db, clock, config.PUBLIC_URL, request.query);
+    },
+  );
+};
