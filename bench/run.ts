@@ -28,10 +28,13 @@ import { createClient } from '../src/modules/clients/clients.service.js';
 import { insertGrant } from '../src/modules/oauth/oauth.repository.js';
 import { normalizeScopes } from '../src/modules/oauth/scopes.js';
 import { issueTokenSet } from '../src/modules/oauth/tokens.service.js';
+import { explainSearch, growUsers, SEARCH_QUERIES } from './search.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** BENCH_SEARCH_SIZES=100000,1000000: the user counts the search is measured at. */
+const SEARCH_SIZES = (process.env.BENCH_SEARCH_SIZES ?? '100000,1000000').split(',').map(Number);
 /** BENCH_ONLY=userinfo (or exchange, ceiling): run the scenarios whose name contains it. */
 const ONLY = process.env.BENCH_ONLY;
 const CONNECTIONS = 32;
@@ -276,7 +279,27 @@ async function main(): Promise<void> {
     );
     if (codeIndex > codes.length)
       console.warn(`codes ran out: ${codeIndex} requests for ${codes.length} codes`);
-    report(results);
+
+    // Search at 100k and then 1M users (BENCH_SEARCH_SIZES to change), with the plans PostgreSQL chose.
+    const plans: Record<string, string> = {};
+    let grown = 200;
+    for (const size of SEARCH_SIZES) {
+      if (ONLY && !'search'.includes(ONLY)) break;
+      console.log(`growing to ${size} users…`);
+      await growUsers(database.db, grown, size);
+      grown = size;
+      for (const query of SEARCH_QUERIES) {
+        plans[`${query.name} at ${size}`] = await explainSearch(database.db, query.q);
+        results.push(
+          await measure(
+            `search, ${query.name} ("${query.q}"), ${size.toLocaleString('en')} users`,
+            `http://127.0.0.1:3900/api/users/search?q=${encodeURIComponent(query.q)}`,
+            {},
+          ),
+        );
+      }
+    }
+    report(results, plans);
   } finally {
     for (const child of children) await stop(child);
     await database.close();
@@ -298,7 +321,7 @@ async function waitForPort(url: string): Promise<void> {
   throw new Error(`${url} did not answer`);
 }
 
-function report(results: Measurement[]): void {
+function report(results: Measurement[], plans: Record<string, string>): void {
   const ceiling = results[0]?.requestsPerSecond ?? 1;
   const reference = (scenario: string) =>
     scenario.startsWith('userinfo')
@@ -323,6 +346,7 @@ function report(results: Measurement[]): void {
     machine: { cores: os.cpus().length, node: process.version, pinned: hasTaskset },
     settings: { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS, connections: CONNECTIONS },
     results: rows,
+    searchPlans: plans,
   };
   writeFileSync(path.join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(json, null, 2)}\n`);
   const lines = [
@@ -340,6 +364,25 @@ function report(results: Measurement[]): void {
     `oidc-provider is not re-measured by this run: its figures (userinfo ${OIDC_PROVIDER_REFERENCE.userinfo}/s, code exchange ${OIDC_PROVIDER_REFERENCE.codeExchange}/s, next to a bare Fastify route at ${REFERENCE_CEILING}/s, oidc-provider 9 with its in-memory store, same pinning) are scaled by this run's ceiling (×${scale.toFixed(2)}).`,
     '',
   ];
+  const searchRows = rows.filter((row) => row.scenario.startsWith('search'));
+  if (searchRows.length > 0) {
+    lines.push(
+      '## Search',
+      '',
+      'Targets: median under 10 ms and p99 under 50 ms under concurrent load; the median at 1M within 2× of the median at 100k.',
+      '',
+      '| query | users | req/s | p50 ms | p99 ms | meets p99 < 50 ms |',
+      '|---|---|---|---|---|---|',
+      ...searchRows.map((row) => {
+        const match = /search, (.+), ([\d,]+) users/.exec(row.scenario);
+        return `| ${match?.[1] ?? row.scenario} | ${match?.[2] ?? ''} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.p99Ms < 50 ? 'pass' : 'fail'} |`;
+      }),
+      '',
+      'Plans of the search query (EXPLAIN ANALYZE, costs and timing off):',
+      '',
+      ...Object.entries(plans).flatMap(([name, plan]) => [`### ${name}`, '', '```', plan, '```', '']),
+    );
+  }
   writeFileSync(path.join(projectRoot, 'bench', 'results.md'), lines.join('\n'));
 }
 
