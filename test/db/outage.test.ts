@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,7 +28,7 @@ beforeAll(async () => {
     teardown.push(empty.drop);
     upstream = new URL(empty.url);
   } else {
-    const pglite = await PGlite.create();
+    const pglite = await PGlite.create({ extensions: { pg_trgm } });
     const port = await freePort();
     const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port });
     await server.start();
