@@ -2,8 +2,6 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
-import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
-import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
 import { verifyPassword } from '../../src/lib/password.js';
 import {
   cliDatabase,
@@ -15,6 +13,7 @@ import {
   startServer,
   stopAllChildren,
   succeeded,
+  withCliDatabase,
 } from '../helpers/cli.js';
 import { usingPostgres } from '../helpers/database.js';
 
@@ -363,18 +362,8 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   });
 
   it('stores the passwords read from stdin, without the trailing newline', { timeout: TIMEOUT }, async () => {
-    let database: DatabaseHandle;
-    let release: () => Promise<void> = async () => undefined;
-    if (env.DATABASE_URL) {
-      database = openPostgres({ url: env.DATABASE_URL, poolMax: 1 });
-    } else {
-      const lock = await tryLockDataDir(dataDir);
-      if (!lock) throw new Error(`${dataDir} is still locked by another process`);
-      release = () => lock.release();
-      database = await openPglite(dataDir);
-    }
-    try {
-      const rows = await database.db
+    await withCliDatabase(env, async (db) => {
+      const rows = await db
         .selectFrom('users')
         .select(['username', 'password_hash'])
         .where('username', 'in', ['bob', 'carol'])
@@ -385,9 +374,6 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
       expect(await verifyPassword(bob?.password_hash, 'stdin password 1')).toBe(true);
       expect(await verifyPassword(carol?.password_hash, 'stdin password 2')).toBe(true);
       expect(await verifyPassword(carol?.password_hash, 'stdin password 2\n')).toBe(false);
-    } finally {
-      await database.close();
-      await release();
-    }
+    });
   });
 });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
-import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
 import {
   cliDatabase,
   failed,
@@ -8,6 +7,7 @@ import {
   runIdp,
   stopAllChildren,
   succeeded,
+  withCliDatabase,
 } from '../helpers/cli.js';
 
 /*
@@ -19,14 +19,12 @@ import {
 const TIMEOUT = 60_000;
 const PUBLIC_URL = 'https://id.example';
 
-let dataDir = '';
 let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 let env: Record<string, string> = {};
 
 beforeAll(async () => {
   database = await cliDatabase('idp-cli-uc-', { PUBLIC_URL });
   env = database.env;
-  dataDir = database.dataDir;
 });
 
 afterAll(async () => {
@@ -38,24 +36,9 @@ function idp(args: readonly string[]): Promise<ProcessResult> {
   return runIdp(args, { env });
 }
 
-/** Opens this file's database directly, between CLI runs (the CLI holds a PGlite directory only while it runs). */
-async function withDatabase<T>(work: (db: DatabaseHandle['db']) => Promise<T>): Promise<T> {
-  let database: DatabaseHandle;
-  let release: () => Promise<void> = async () => undefined;
-  if (env.DATABASE_URL) {
-    database = openPostgres({ url: env.DATABASE_URL, poolMax: 1 });
-  } else {
-    const lock = await tryLockDataDir(dataDir);
-    if (!lock) throw new Error(`${dataDir} is still locked by another process`);
-    release = () => lock.release();
-    database = await openPglite(dataDir);
-  }
-  try {
-    return await work(database.db);
-  } finally {
-    await database.close();
-    await release();
-  }
+/** Opens this file's database directly, between CLI runs. */
+function withDatabase<T>(work: (db: DatabaseHandle['db']) => Promise<T>): Promise<T> {
+  return withCliDatabase(env, work);
 }
 
 let userId = 0;

@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
+import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
+import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
 import { createEmptyPostgresDatabase, usingPostgres } from './database.js';
 import { freePort } from './tcp-proxy.js';
 
@@ -267,4 +269,31 @@ export function failed(result: ProcessResult, message: RegExp): string {
   expect(result.stderr).toMatch(/^idp: /);
   expect(result.stderr).toMatch(message);
   return result.stderr;
+}
+
+/**
+ * Opens the database of `env` (its DATABASE_URL, or its DATA_DIR under the data-directory lock)
+ * directly, between CLI runs: a CLI holds a PGlite directory only while it runs.
+ */
+export async function withCliDatabase<T>(
+  env: Record<string, string>,
+  work: (db: DatabaseHandle['db']) => Promise<T>,
+): Promise<T> {
+  let database: DatabaseHandle;
+  let release: () => Promise<void> = async () => undefined;
+  if (env.DATABASE_URL) {
+    database = openPostgres({ url: env.DATABASE_URL, poolMax: 1 });
+  } else {
+    const dataDir = env.DATA_DIR as string;
+    const lock = await tryLockDataDir(dataDir);
+    if (!lock) throw new Error(`${dataDir} is still locked by another process`);
+    release = () => lock.release();
+    database = await openPglite(dataDir);
+  }
+  try {
+    return await work(database.db);
+  } finally {
+    await database.close();
+    await release();
+  }
 }
