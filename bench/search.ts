@@ -33,25 +33,29 @@ export const SEARCH_QUERIES = [
  * the first executions of a prepared statement), for the results file.
  */
 export async function explainSearch(db: Kysely<Database>, q: string): Promise<string> {
-  const statement = await captureSql(db, () =>
+  const statements = await captureSql(db, () =>
     searchUsers(db, { term: q, usernameOnly: false, limit: 20, now: new Date() }),
   );
-  const plan = await sql<{ 'QUERY PLAN': string }>`explain (analyze, costs off, timing off) ${sql.raw(
-    inline(statement.sql, statement.parameters),
-  )}`.execute(db);
-  return plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+  const plans: string[] = [];
+  for (const statement of statements) {
+    const plan = await sql<{ 'QUERY PLAN': string }>`explain (analyze, costs off, timing off) ${sql.raw(
+      inline(statement.sql, statement.parameters),
+    )}`.execute(db);
+    plans.push(plan.rows.map((row) => row['QUERY PLAN']).join('\n'));
+  }
+  return plans.join('\n\n');
 }
 
-/** Runs `work` once and returns the SQL it sent. */
+/** Runs `work` once and returns the statements it sent. */
 async function captureSql(
   db: Kysely<Database>,
   work: () => Promise<unknown>,
-): Promise<{ sql: string; parameters: readonly unknown[] }> {
-  let captured: { sql: string; parameters: readonly unknown[] } | undefined;
+): Promise<Array<{ sql: string; parameters: readonly unknown[] }>> {
+  const captured: Array<{ sql: string; parameters: readonly unknown[] }> = [];
   const original = db.getExecutor().executeQuery.bind(db.getExecutor());
   const executor = db.getExecutor() as { executeQuery: typeof original };
   executor.executeQuery = async (query) => {
-    captured ??= { sql: query.sql, parameters: query.parameters };
+    captured.push({ sql: query.sql, parameters: query.parameters });
     return original(query);
   };
   try {
@@ -59,7 +63,7 @@ async function captureSql(
   } finally {
     executor.executeQuery = original;
   }
-  if (!captured) throw new Error('no query was sent');
+  if (captured.length === 0) throw new Error('no query was sent');
   return captured;
 }
 

@@ -3,6 +3,7 @@ import * as m0001 from './0001_initial.js';
 import * as m0002 from './0002_oauth.js';
 import * as m0003 from './0003_token_events.js';
 import * as m0004 from './0004_search_premium.js';
+import * as m0005 from './0005_username_prefix_index.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0002_oauth': m0002,
   '0003_token_events': m0003,
   '0004_search_premium': m0004,
+  '0005_username_prefix_index': m0005,
 };

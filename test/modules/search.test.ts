@@ -35,8 +35,7 @@ const usernames = async (params: Record<string, string>) =>
 
 describe('GET /api/users/search: result shape', () => {
   it('shows exactly the fields of SPEC.md "User search result", with their types', async () => {
-    // All three are username prefixes: shapestd is the most similar to "shape" (0.5), the other two
-    // tie (0.45) and lower(username) decides.
+    // All three are username prefixes of "shape": they come in code point order of lower(username).
     const fullId = await createUser(t.database.db, t.clock, {
       username: 'ShapeFull',
       password: PASSWORD,
@@ -69,16 +68,6 @@ describe('GET /api/users/search: result shape', () => {
       query: 'shape',
       results: [
         {
-          id: standardId,
-          username: 'shapestd',
-          display_name: 'shapestd',
-          avatar_url: 'https://cdn.example.org/a.png',
-          premium: false,
-          verification_tier: 'standard',
-          verified: true,
-          url: '/shapestd',
-        },
-        {
           id: bareId,
           username: 'shapebare',
           display_name: 'shapebare',
@@ -97,6 +86,16 @@ describe('GET /api/users/search: result shape', () => {
           verification_tier: 'special',
           verified: true,
           url: '/ShapeFull',
+        },
+        {
+          id: standardId,
+          username: 'shapestd',
+          display_name: 'shapestd',
+          avatar_url: 'https://cdn.example.org/a.png',
+          premium: false,
+          verification_tier: 'standard',
+          verified: true,
+          url: '/shapestd',
         },
       ],
     });
@@ -155,11 +154,11 @@ describe('GET /api/users/search: matching and order', () => {
       .execute();
   });
 
-  it('puts the exact username first, then username prefixes, then the rest by similarity', async () => {
+  it('puts the exact username first, then username prefixes in code point order, then the rest by similarity', async () => {
     expect(await usernames({ q: 'mika' })).toEqual([
       'mika', // exact
-      'mikael', // prefix, similarity 0.5
-      'mika_long_name', // prefix, similarity 0.33 (before mikael alphabetically, after by similarity)
+      'mika_long_name', // prefix, in code point order ('_' before 'e')
+      'mikael', // prefix
       'amika', // 0.375
       'zed', // display name "Mika Hakkinen", 0.357
       'xmikax', // 0.2

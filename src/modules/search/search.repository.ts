@@ -10,47 +10,58 @@ export function escapeLike(value: string): string {
 }
 
 /**
- * One query: enabled users whose lower(username) (or, unless `usernameOnly`, lower(display_name))
- * contains the term literally, in this order: exact username, username prefix, then by trigram
- * similarity (of the username when it matched, else of the display name), then lower(username)
- * in code point order (unique, and the same on every server whatever its collation).
+ * Enabled users whose lower(username) (or, unless `usernameOnly`, lower(display_name)) contains the
+ * term literally, in this order: the exact username and then the other username prefixes, in code
+ * point order (the exact match is the first string of its prefix range); then the other matches by
+ * trigram similarity (of the username when it matched, else of the display name), ties broken by
+ * lower(username) in code point order.
  *
- * The patterns are `'%' || lower(<escaped term>) || '%'` on `lower(column)`, the expressions of the
- * GIN trigram indexes of migration 0004, so they can serve it. Every input is a bound parameter;
- * `now` comes from the injected clock, never SQL now().
+ * The first tier is a range of the `collate "C"` index of migration 0005, read in index order, so a
+ * common prefix with thousands of matches costs only the rows returned. The second query runs only
+ * when the first did not fill `limit`; its patterns are `'%' || lower(<escaped term>) || '%'` on
+ * `lower(column)`, the expressions of the GIN trigram indexes of migration 0004. Every input is a
+ * bound parameter; `now` comes from the injected clock, never SQL now().
  */
 export async function searchUsers(
   db: Kysely<Database>,
   input: { term: string; usernameOnly: boolean; limit: number; now: Date },
 ): Promise<SearchRow[]> {
+  const columns = sql`u.id, u.username, u.display_name, u.avatar_url, u.verification_level,
+    exists (
+      select 1 from premium_periods p
+      where p.user_id = u.id and p.starts_at <= ${input.now} and p.ends_at > ${input.now}
+    ) as premium`;
+  // [lower(term), lower(term) + the highest code point): every string that starts with the term.
+  const inPrefixRange = sql`(lower(u.username) collate "C" >= lower(${input.term}) collate "C"
+    and lower(u.username) collate "C" < (lower(${input.term}) || chr(1114111)) collate "C")`;
+  const prefixed = await sql<SearchRow>`
+    select ${columns}
+    from users u
+    where u.disabled_at is null and ${inPrefixRange}
+    order by lower(u.username) collate "C"
+    limit ${input.limit}
+  `.execute(db);
+  if (prefixed.rows.length >= input.limit) return prefixed.rows;
+
   const escaped = escapeLike(input.term);
   const contains = sql`'%' || lower(${escaped}) || '%'`;
-  const startsWith = sql`lower(${escaped}) || '%'`;
   const usernameMatches = sql`lower(u.username) like ${contains} escape '\\'`;
   const displayNameMatches = input.usernameOnly
     ? sql`false`
     : sql`lower(u.display_name) like ${contains} escape '\\'`;
-  const result = await sql<SearchRow>`
-    select u.id, u.username, u.display_name, u.avatar_url, u.verification_level,
-      exists (
-        select 1 from premium_periods p
-        where p.user_id = u.id and p.starts_at <= ${input.now} and p.ends_at > ${input.now}
-      ) as premium
+  const others = await sql<SearchRow>`
+    select ${columns}
     from users u
     where u.disabled_at is null
       and (${usernameMatches} or ${displayNameMatches})
+      and not ${inPrefixRange}
     order by
-      case
-        when lower(u.username) = lower(${input.term}) then 0
-        when lower(u.username) like ${startsWith} escape '\\' then 1
-        else 2
-      end,
       case
         when ${usernameMatches} then similarity(lower(u.username), lower(${input.term}))
         else similarity(lower(u.display_name), lower(${input.term}))
       end desc,
       lower(u.username) collate "C"
-    limit ${input.limit}
+    limit ${input.limit - prefixed.rows.length}
   `.execute(db);
-  return result.rows;
+  return [...prefixed.rows, ...others.rows];
 }
