@@ -1,5 +1,4 @@
-import { type ChangeListener, listenForChanges } from '../db/change-feed.js';
-import type { Listen } from '../db/database.js';
+import type { ChangeListener } from '../db/change-feed.js';
 import type { AccessTokenContext } from './bearer-auth.js';
 
 /** The longest an entry lives, in case an announcement were ever missed. */
@@ -126,14 +125,4 @@ function unindex(map: Map<number, Set<string>>, key: number, hash: string): void
   if (!set) return;
   set.delete(hash);
   if (set.size === 0) map.delete(key);
-}
-
-/** A cache fed by the database's announcements; resolves once it listens. */
-export async function startAccessTokenCache(
-  listen: Listen,
-  options: { maxAgeMs: number; maxEntries: number },
-): Promise<{ cache: AccessTokenCache; stop: () => Promise<void> }> {
-  const cache = new AccessTokenCache(options);
-  const stop = await listenForChanges(listen, [cache]);
-  return { cache, stop };
 }

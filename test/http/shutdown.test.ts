@@ -25,23 +25,29 @@ function rawExchange(port: number, onConnected: (socket: net.Socket) => void): P
   });
 }
 
+/** A listening app with a `/test/slow` route that waits until `release()`; `arrived` resolves when it is entered. */
+async function appWithSlowRoute() {
+  const app: FastifyInstance = await buildApp({ config: testConfig(), db: database.db });
+  let release: () => void = () => undefined;
+  let entered: () => void = () => undefined;
+  const arrived = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  app.get('/test/slow', { config: { auth: 'public', description: 'slow test route' } }, async () => {
+    entered();
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { ok: true, finished: true };
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as net.AddressInfo;
+  return { app, port, arrived, release: () => release() };
+}
+
 describe('graceful shutdown', () => {
   it('stops accepting connections and finishes in-flight requests', async () => {
-    const app: FastifyInstance = await buildApp({ config: testConfig(), db: database.db });
-    let release: () => void = () => undefined;
-    let arrived: () => void = () => undefined;
-    const slowArrived = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    app.get('/test/slow', { config: { auth: 'public', description: 'slow test route' } }, async () => {
-      arrived();
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      return { ok: true, finished: true };
-    });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const { port } = app.server.address() as net.AddressInfo;
+    const { app, port, arrived: slowArrived, release } = await appWithSlowRoute();
 
     const exchange = rawExchange(port, (socket) => {
       socket.write('GET /test/slow HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -90,21 +96,7 @@ describe('graceful shutdown', () => {
   });
 
   it('closes kept-alive connections after their in-flight response', async () => {
-    const app: FastifyInstance = await buildApp({ config: testConfig(), db: database.db });
-    let release: () => void = () => undefined;
-    let arrived: () => void = () => undefined;
-    const slowArrived = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    app.get('/test/slow', { config: { auth: 'public', description: 'slow test route' } }, async () => {
-      arrived();
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      return { ok: true };
-    });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const { port } = app.server.address() as net.AddressInfo;
+    const { app, port, arrived: slowArrived, release } = await appWithSlowRoute();
     const exchange = rawExchange(port, (socket) => {
       socket.write('GET /test/slow HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
     });
