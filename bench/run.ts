@@ -28,6 +28,7 @@ import { createClient } from '../src/modules/clients/clients.service.js';
 import { insertGrant } from '../src/modules/oauth/oauth.repository.js';
 import { normalizeScopes } from '../src/modules/oauth/scopes.js';
 import { issueTokenSet } from '../src/modules/oauth/tokens.service.js';
+import { credit, type LedgerCheck, verifyLedger } from '../src/modules/wallet/wallet.service.js';
 import { explainSearch, growUsers, SEARCH_QUERIES } from './search.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -183,6 +184,26 @@ async function main(): Promise<void> {
       .where('client_id', '=', client.client_id)
       .executeTakeFirstOrThrow();
     const scopes = normalizeScopes(['openid', 'profile', 'email', 'verified']);
+    /** An access token as the token endpoint issues it, for a grant of `tokenScopes`. */
+    const issueAccessToken = (userId: number, clientPk: number, tokenScopes: string[]) =>
+      database.db.transaction().execute(async (trx) => {
+        const grant = await insertGrant(trx, {
+          userId,
+          clientPk,
+          scopes: tokenScopes,
+          codeHash: null,
+          authTime: systemClock.now(),
+          at: systemClock.now(),
+        });
+        const issued = await issueTokenSet(trx, deps, {
+          grantId: grant.id,
+          userId,
+          clientPk,
+          scopes: tokenScopes,
+          withRefreshToken: false,
+        });
+        return issued.accessToken;
+      });
     const tokens: string[] = [];
     const userIds: number[] = [];
     for (let i = 0; i < 200; i++) {
@@ -194,26 +215,7 @@ async function main(): Promise<void> {
         verificationLevel: i % 3,
       });
       userIds.push(user.id);
-      for (let j = 0; j < 5; j++) {
-        const issued = await database.db.transaction().execute(async (trx) => {
-          const grant = await insertGrant(trx, {
-            userId: user.id,
-            clientPk: clientRow.id,
-            scopes,
-            codeHash: null,
-            authTime: systemClock.now(),
-            at: systemClock.now(),
-          });
-          return issueTokenSet(trx, deps, {
-            grantId: grant.id,
-            userId: user.id,
-            clientPk: clientRow.id,
-            scopes,
-            withRefreshToken: false,
-          });
-        });
-        tokens.push(issued.accessToken);
-      }
+      for (let j = 0; j < 5; j++) tokens.push(await issueAccessToken(user.id, clientRow.id, scopes));
     }
     // Codes for every exchange of every run, written in bulk (each is single use).
     const codesNeeded = 4000 * (WARMUP + SECONDS * RUNS);
@@ -288,6 +290,53 @@ async function main(): Promise<void> {
     if (codeIndex > codes.length)
       console.warn(`codes ran out: ${codeIndex} requests for ${codes.length} codes`);
 
+    // Wallet charges (distinct idempotency keys) spread over every user, then on one hot wallet.
+    // Every user is credited far more than the runs can spend, so every charge should succeed.
+    const shop = await createClient(database.db, systemClock, {
+      name: 'Bench shop',
+      siteUrl: 'https://shop.bench.example',
+      redirectUris: ['https://shop.bench.example/cb'],
+      wallet: true,
+    });
+    const shopRow = await database.db
+      .selectFrom('clients')
+      .select('id')
+      .where('client_id', '=', shop.client_id)
+      .executeTakeFirstOrThrow();
+    const walletTokens: string[] = [];
+    for (const [i, userId] of userIds.entries()) {
+      await credit(database.db, systemClock, `bench_user_${i}`, { amount: 1_000_000_000 });
+      walletTokens.push(await issueAccessToken(userId, shopRow.id, normalizeScopes(['openid', 'wallet'])));
+    }
+    let chargeIndex = 0;
+    const chargeRequest = (token: string) => ({
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        amount: 0.01,
+        currency: 'COIN',
+        description: 'bench charge',
+        idempotency_key: `bench-${chargeIndex++}`,
+      }),
+    });
+    results.push(
+      await measure(
+        `wallet charges over ${walletTokens.length} users`,
+        'http://127.0.0.1:3900/api/v1/wallet/charge',
+        {
+          method: 'POST',
+          next: () => chargeRequest(walletTokens[chargeIndex % walletTokens.length] as string),
+        },
+      ),
+    );
+    results.push(
+      await measure('wallet charges on one hot wallet', 'http://127.0.0.1:3900/api/v1/wallet/charge', {
+        method: 'POST',
+        next: () => chargeRequest(walletTokens[0] as string),
+      }),
+    );
+    const ledgerCheck = await verifyLedger(database.db);
+    console.log(`ledger check after the charges: ${JSON.stringify(ledgerCheck)}`);
+
     // Search at 100k and then 1M users (BENCH_SEARCH_SIZES to change), with the plans PostgreSQL chose.
     const plans: Record<string, string> = {};
     let grown = 200;
@@ -304,7 +353,7 @@ async function main(): Promise<void> {
         results.push(await measure(`${scenario} at ${SEARCH_RATE}/s`, searchUrl, { rate: SEARCH_RATE }));
       }
     }
-    report(results, plans);
+    report(results, plans, ledgerCheck);
   } finally {
     for (const child of children) await stop(child);
     await database.close();
@@ -326,7 +375,7 @@ async function waitForPort(url: string): Promise<void> {
   throw new Error(`${url} did not answer`);
 }
 
-function report(measured: Measurement[], plans: Record<string, string>): void {
+function report(measured: Measurement[], plans: Record<string, string>, ledgerCheck?: LedgerCheck): void {
   // Scenarios BENCH_ONLY skipped are left out; without the ceiling there are no ratios.
   const results = measured.filter((result) => result.runs.length > 0);
   const ceiling =
@@ -355,6 +404,7 @@ function report(measured: Measurement[], plans: Record<string, string>): void {
     settings: { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS, connections: CONNECTIONS },
     results: rows,
     searchPlans: plans,
+    ledgerCheck: ledgerCheck ?? null,
   };
   writeFileSync(path.join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(json, null, 2)}\n`);
   const lines = [
@@ -372,6 +422,27 @@ function report(measured: Measurement[], plans: Record<string, string>): void {
     `oidc-provider is not re-measured by this run: its figures (userinfo ${OIDC_PROVIDER_REFERENCE.userinfo}/s, code exchange ${OIDC_PROVIDER_REFERENCE.codeExchange}/s, next to a bare Fastify route at ${REFERENCE_CEILING}/s, oidc-provider 9 with its in-memory store, same pinning) are scaled by this run's ceiling (×${scale.toFixed(2)}).`,
     '',
   ];
+  const walletRows = rows.filter((row) => row.scenario.startsWith('wallet charges'));
+  if (walletRows.length > 0) {
+    const target = (row: Measurement) => (row.scenario.includes('hot wallet') ? 300 : 1500);
+    lines.push(
+      '## Wallet',
+      '',
+      'Targets: at least 1,500 charges/s spread over many users and 300/s on one hot wallet, with no error, and the ledger invariant (`idp wallet verify`) passing afterwards.',
+      '',
+      '| scenario | charges/s | p50 ms | p99 ms | non-2xx | target | meets it |',
+      '|---|---|---|---|---|---|---|',
+      ...walletRows.map(
+        (row) =>
+          `| ${row.scenario} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${target(row)}/s | ${row.requestsPerSecond >= target(row) && row.non2xx === 0 ? 'pass' : 'fail'} |`,
+      ),
+      '',
+      ledgerCheck
+        ? `Ledger check after the charges: ${ledgerCheck.ok ? 'pass' : 'FAIL'} (${ledgerCheck.wallets_checked} wallets, ${ledgerCheck.mismatches.length} mismatches).`
+        : 'Ledger check: not run.',
+      '',
+    );
+  }
   const searchRows = rows.filter((row) => row.scenario.startsWith('search') && !row.scenario.endsWith('/s'));
   if (searchRows.length > 0) {
     const atRate = (row: Measurement) =>

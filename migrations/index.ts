@@ -4,6 +4,7 @@ import * as m0002 from './0002_oauth.js';
 import * as m0003 from './0003_token_events.js';
 import * as m0004 from './0004_search_premium.js';
 import * as m0005 from './0005_username_prefix_index.js';
+import * as m0006 from './0006_wallet.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0003_token_events': m0003,
   '0004_search_premium': m0004,
   '0005_username_prefix_index': m0005,
+  '0006_wallet': m0006,
 };

@@ -23,6 +23,7 @@ import { platformRoutes } from './modules/platform/platform.routes.js';
 import { premiumRoutes } from './modules/premium/premium.routes.js';
 import { profileRoutes } from './modules/profiles/profiles.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
+import { walletRoutes } from './modules/wallet/wallet.routes.js';
 
 /** Everything the application needs, passed in rather than found in globals. */
 export interface AppDeps {
@@ -88,6 +89,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(profileRoutes, deps);
   await app.register(searchRoutes, deps);
   await app.register(premiumRoutes, deps);
+  await app.register(walletRoutes, deps);
   await app.register(catalogueRoutes, { registry });
   return app;
 }

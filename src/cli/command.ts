@@ -30,6 +30,11 @@ export interface Command {
   /** How many positional arguments it takes (after its name). */
   positionals?: number;
   run(ctx: CommandContext, args: ParsedArgs): Promise<object>;
+  /**
+   * A result that is itself a failure (a check that found problems): the message for stderr. The
+   * result is still printed, and the exit status is 1.
+   */
+  failure?(result: object): string | undefined;
   /** Human-readable output; JSON with `--json`. Default: an indented listing of the result. */
   text?(result: object): string;
 }

@@ -8,6 +8,7 @@ import { formatListing } from './output.js';
 import { platformCommands } from './platform.commands.js';
 import { premiumCommands } from './premium.commands.js';
 import { userCommands } from './users.commands.js';
+import { walletCommands } from './wallet.commands.js';
 
 export const commands: readonly Command[] = [
   ...migrateCommands,
@@ -16,6 +17,7 @@ export const commands: readonly Command[] = [
   ...platformCommands,
   ...keyCommands,
   ...premiumCommands,
+  ...walletCommands,
 ];
 
 /** What a command printed and how it ended; the same whether it ran here or in the server. */
@@ -104,7 +106,10 @@ export async function executeCommand(prepared: PreparedCommand, ctx: CommandCont
   try {
     const result = await command.run(ctx, args);
     const stdout = json ? JSON.stringify(result) : (command.text ?? formatListing)(result);
-    return { exitCode: 0, stdout: `${stdout}\n`, stderr: '' };
+    const failed = command.failure?.(result);
+    return failed === undefined
+      ? { exitCode: 0, stdout: `${stdout}\n`, stderr: '' }
+      : { exitCode: 1, stdout: `${stdout}\n`, stderr: `idp: ${failed}\n` };
   } catch (error) {
     if (error instanceof UsageError) return failure(`${error.message}\nusage: ${command.usage}`);
     if (error instanceof ApiError) return failure(error.description);

@@ -156,6 +156,41 @@ export interface PremiumPeriodsTable {
   created_at: Timestamp;
 }
 
+export interface WalletsTable {
+  user_id: number;
+  /** Minor units (1 coin = 100); the database keeps it within 0 … 2^53 − 1. */
+  balance: number;
+  updated_at: Timestamp;
+}
+
+/** The append-only ledger: rows are only ever inserted (a trigger refuses updates and deletes). */
+export interface WalletTransactionsTable {
+  id: Generated<number>;
+  /** `tx_…`, the id clients see. */
+  public_id: string;
+  user_id: number;
+  /** The client that charged; null for an operator's credit. */
+  client_pk: number | null;
+  type: 'credit' | 'charge';
+  /** Minor units, always positive; `type` says which way it moved. */
+  amount: number;
+  balance_after: number;
+  description: string;
+  idempotency_key: string | null;
+  created_at: Timestamp;
+}
+
+export interface WalletIdempotencyKeysTable {
+  client_pk: number;
+  user_id: number;
+  idempotency_key: string;
+  /** SHA-256 of the charge's amount, currency and description. */
+  request_hash: string;
+  transaction_public_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -170,4 +205,7 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   signing_keys: SigningKeysTable;
   premium_periods: PremiumPeriodsTable;
+  wallets: WalletsTable;
+  wallet_transactions: WalletTransactionsTable;
+  wallet_idempotency_keys: WalletIdempotencyKeysTable;
 }

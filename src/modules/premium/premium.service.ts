@@ -3,6 +3,8 @@ import type { Database } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { lockUserByUsername } from '../accounts/accounts.repository.js';
+import { findBalance } from '../wallet/wallet.repository.js';
+import { toCoins } from '../wallet/wallet.schemas.js';
 import { findLatestPeriod, insertPeriod } from './premium.repository.js';
 import { type GrantInput, grantInputSchema, type PremiumStatus } from './premium.schemas.js';
 
@@ -33,8 +35,7 @@ export async function getPremiumStatus(
     expires_at: latest ? formatPremiumDate(latest.ends_at) : null,
     billing_period: latest?.billing_period ?? null,
     days_left: active && left > 0 ? Math.ceil(left / DAY_MS) : 0,
-    // The coin balance will come from the wallet module's balance of this user.
-    wallet_balance: 0,
+    wallet_balance: toCoins(await findBalance(db, userId)),
   };
 }
 

@@ -1,0 +1,37 @@
+import type { LedgerCheck } from '../modules/wallet/wallet.service.js';
+import { credit, verifyLedger } from '../modules/wallet/wallet.service.js';
+import { type Command, str, UsageError } from './command.js';
+
+/** `idp wallet credit` and `idp wallet verify`. */
+export const walletCommands: Command[] = [
+  {
+    name: 'wallet credit',
+    usage: 'idp wallet credit U AMOUNT [--description D] (AMOUNT in coins, at most 2 decimals)',
+    summary: "Top up the user's wallet; prints the new balance and the ledger entry",
+    options: { description: { type: 'string' } },
+    positionals: 2,
+    run: (ctx, args) => {
+      const [username = '', amountText = ''] = args.positionals;
+      // Digits only: "1e3", "0x10" or " 5" are not amounts an operator means to type.
+      if (!/^\d{1,10}(\.\d{1,2})?$/.test(amountText)) {
+        throw new UsageError(`AMOUNT must be a number of coins with at most 2 decimals, got "${amountText}"`);
+      }
+      return credit(ctx.db, ctx.clock, username, {
+        amount: Number(amountText),
+        description: str(args, 'description'),
+      });
+    },
+  },
+  {
+    name: 'wallet verify',
+    usage: 'idp wallet verify',
+    summary:
+      'Check that every balance equals the sum of its ledger entries; exits with status 1 and lists the wallets that do not',
+    options: {},
+    run: (ctx) => verifyLedger(ctx.db),
+    failure: (result) => {
+      const check = result as LedgerCheck;
+      return check.ok ? undefined : `${check.mismatches.length} wallet(s) do not match their ledger`;
+    },
+  },
+];

@@ -1,0 +1,91 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { AppDeps } from '../../app.js';
+import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
+import { AccessDenied } from '../../lib/errors.js';
+import { clientHoldsWalletRight } from './wallet.repository.js';
+import {
+  balanceResponseSchema,
+  chargeResponseSchema,
+  transactionsQuerySchema,
+  transactionsResponseSchema,
+} from './wallet.schemas.js';
+import { charge, getBalance, listTransactions, type WalletActor } from './wallet.service.js';
+
+/**
+ * The wallet (SPEC.md "Wallet", CONTRACT.md §6): balance, charge, transactions. Every route needs
+ * a valid bearer token (401) whose grant includes the `wallet` scope and whose client holds the
+ * wallet right now (403 `access_denied`); both are checked before the body or query is looked at.
+ */
+export const walletRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+  const actors = new WeakMap<FastifyRequest, WalletActor>();
+
+  /** preValidation: runs after the body is parsed and before it is validated. */
+  const requireWalletAccess = async (request: FastifyRequest): Promise<void> => {
+    const token: AccessTokenContext = await authenticateBearer(request, deps);
+    if (!token.scopes.includes('wallet')) {
+      throw new AccessDenied('This access token was not granted the wallet scope.');
+    }
+    // Read fresh on every request: an operator who withdraws the right stops the client at once.
+    if (!(await clientHoldsWalletRight(deps.db, token.clientPk))) {
+      throw new AccessDenied('This application does not hold the wallet right.');
+    }
+    actors.set(request, { userId: token.userId, clientPk: token.clientPk });
+  };
+  const actor = (request: FastifyRequest): WalletActor => {
+    const found = actors.get(request);
+    if (!found) throw new Error('requireWalletAccess did not run on this route');
+    return found;
+  };
+
+  routes.get(
+    '/api/v1/wallet/balance',
+    {
+      config: { auth: 'bearer', description: "The token user's coin balance: {ok, balance, currency}" },
+      schema: { response: { 200: balanceResponseSchema } },
+      preValidation: requireWalletAccess,
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return getBalance(deps.db, actor(request).userId);
+    },
+  );
+
+  routes.post(
+    '/api/v1/wallet/charge',
+    {
+      config: {
+        auth: 'bearer',
+        description:
+          'Charges the token user: {amount, currency: "COIN", description, idempotency_key} → 201 {ok, transaction, balance}; a replayed key → 200',
+      },
+      // The body is validated by the service, after the access checks, with the contract's messages.
+      schema: { response: { 200: chargeResponseSchema, 201: chargeResponseSchema } },
+      preValidation: requireWalletAccess,
+    },
+    async (request, reply) => {
+      const outcome = await charge(deps.db, deps.clock, actor(request), request.body);
+      reply.header('cache-control', 'no-store');
+      if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(outcome.replayed ? 200 : 201).send(outcome.body);
+    },
+  );
+
+  routes.get(
+    '/api/v1/wallet/transactions',
+    {
+      config: {
+        auth: 'bearer',
+        description:
+          'The charges this client made to the token user, newest first: limit (default 20, max 100), cursor → {ok, transactions, next_cursor}',
+      },
+      schema: { querystring: transactionsQuerySchema, response: { 200: transactionsResponseSchema } },
+      preValidation: requireWalletAccess,
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return listTransactions(deps.db, actor(request), request.query);
+    },
+  );
+};

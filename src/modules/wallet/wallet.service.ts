@@ -1,0 +1,224 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { Clock } from '../../lib/clock.js';
+import { IdempotencyConflict, InsufficientFunds, InvalidRequest, NotFound } from '../../lib/errors.js';
+import { parseInput } from '../../lib/validation.js';
+import { findUserByUsername } from '../accounts/accounts.repository.js';
+import {
+  claimIdempotencyKey,
+  countWallets,
+  creditWallet,
+  debitWallet,
+  findBalance,
+  findKeyedCharge,
+  findLedgerMismatches,
+  type LedgerEntry,
+  type LedgerMismatch,
+  listClientEntries,
+} from './wallet.repository.js';
+import {
+  amountSchema,
+  type ChargeBody,
+  CURRENCY,
+  chargeBodySchema,
+  descriptionSchema,
+  type TransactionPayload,
+  toCoins,
+  toMinorUnits,
+} from './wallet.schemas.js';
+
+/** How long a charge's idempotency key is kept: a retry within this time never charges twice. */
+export const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3600 * 1000;
+
+/** The client charging and the user charged, both from the access token (never from the body). */
+export interface WalletActor {
+  userId: number;
+  clientPk: number;
+}
+
+/** `tx_` and 128 bits of CSPRNG output: transaction ids reveal neither order nor volume. */
+function newTransactionId(): string {
+  return `tx_${randomBytes(16).toString('base64url')}`;
+}
+
+export function presentTransaction(entry: LedgerEntry): TransactionPayload {
+  return {
+    id: entry.public_id,
+    type: entry.type,
+    amount: toCoins(entry.amount),
+    currency: CURRENCY,
+    description: entry.description,
+    status: 'completed',
+    balance_after: toCoins(entry.balance_after),
+    idempotency_key: entry.idempotency_key,
+    created_at: entry.created_at.toISOString(),
+  };
+}
+
+export async function getBalance(
+  db: Kysely<Database>,
+  userId: number,
+): Promise<{ ok: true; balance: number; currency: typeof CURRENCY }> {
+  return { ok: true, balance: toCoins(await findBalance(db, userId)), currency: CURRENCY };
+}
+
+export interface ChargeOutcome {
+  /** true when an earlier request with this key made the charge and this one only replays it. */
+  replayed: boolean;
+  body: { ok: true; transaction: TransactionPayload; balance: number };
+}
+
+/**
+ * Charges the token's user (CONTRACT.md §6) exactly once per idempotency key: one transaction claims
+ * the key, debits the wallet and appends the ledger entry, so either all of it happens or none.
+ * The same key with the same amount, currency and description replays the recorded charge (the
+ * balance in the replay is the one right after that charge, as the first answer said); with
+ * anything else it is a conflict. A refused charge (validation, insufficient funds) rolls back its
+ * claim, so the key stays free for a retry.
+ * @throws InvalidRequest for a body outside the contract.
+ * @throws IdempotencyConflict when the key was used with a different request.
+ * @throws InsufficientFunds when the balance is lower than the amount.
+ */
+export async function charge(
+  db: Kysely<Database>,
+  clock: Clock,
+  actor: WalletActor,
+  body: unknown,
+): Promise<ChargeOutcome> {
+  const request: ChargeBody = parseInput(chargeBodySchema, body);
+  const amount = toMinorUnits(request.amount) as number;
+  // What makes two requests "the same": the amount as stored (so 1.5 and 1.50 agree), the currency
+  // and the description. Fields the contract ignores are not part of it.
+  const requestHash = createHash('sha256')
+    .update(JSON.stringify([amount, request.currency, request.description]))
+    .digest('base64url');
+  const now = clock.now();
+  const publicId = newTransactionId();
+  const key = { clientPk: actor.clientPk, userId: actor.userId, key: request.idempotency_key };
+
+  return db.transaction().execute(async (trx) => {
+    const claimed = await claimIdempotencyKey(trx, {
+      ...key,
+      requestHash,
+      transactionPublicId: publicId,
+      now,
+      expiresAt: new Date(now.getTime() + IDEMPOTENCY_KEY_LIFETIME_MS),
+    });
+    if (!claimed) {
+      const earlier = await findKeyedCharge(trx, key);
+      // The row that blocked the claim was committed, so it is there; its absence is a bug.
+      if (!earlier) throw new Error('an idempotency key row vanished between two statements');
+      if (earlier.requestHash !== requestHash) throw new IdempotencyConflict();
+      return { replayed: true, body: chargeBody(earlier.entry) };
+    }
+    const entry = await debitWallet(trx, {
+      publicId,
+      userId: actor.userId,
+      clientPk: actor.clientPk,
+      amount,
+      description: request.description,
+      key: request.idempotency_key,
+      now,
+    });
+    // Throwing rolls the claim back with everything else.
+    if (!entry) throw new InsufficientFunds();
+    return { replayed: false, body: chargeBody(entry) };
+  });
+}
+
+function chargeBody(entry: LedgerEntry): ChargeOutcome['body'] {
+  return { ok: true, transaction: presentTransaction(entry), balance: toCoins(entry.balance_after) };
+}
+
+/** Opaque to clients: the id below which the next page starts. */
+function encodeCursor(id: number): string {
+  return Buffer.from(`t:${id}`, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^t:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match?.[1]) throw new InvalidRequest('cursor is not one this API returned; start again without it.');
+  return Number(match[1]);
+}
+
+/** The charges this client made to the token's user, newest first, a page at a time. */
+export async function listTransactions(
+  db: Kysely<Database>,
+  actor: WalletActor,
+  query: { limit: number; cursor?: string | undefined },
+): Promise<{ ok: true; transactions: TransactionPayload[]; next_cursor: string | null }> {
+  const beforeId = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+  const rows = await listClientEntries(db, {
+    userId: actor.userId,
+    clientPk: actor.clientPk,
+    beforeId,
+    limit: query.limit + 1,
+  });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    ok: true,
+    transactions: page.map(presentTransaction),
+    next_cursor: rows.length > query.limit && last ? encodeCursor(last.id) : null,
+  };
+}
+
+/**
+ * An operator's top-up (`idp wallet credit`).
+ * @throws InvalidRequest for an amount or description outside the rules of a charge.
+ * @throws NotFound when there is no such user.
+ */
+export async function credit(
+  db: Kysely<Database>,
+  clock: Clock,
+  username: string,
+  input: { amount: unknown; description?: string | undefined },
+): Promise<{ balance: number; transaction: TransactionPayload }> {
+  const amount = toMinorUnits(parseInput(amountSchema, input.amount)) as number;
+  const description = parseInput(descriptionSchema, input.description ?? 'Top-up');
+  const user = await findUserByUsername(db, username);
+  if (!user) throw new NotFound(`no user named ${username}`);
+  try {
+    const entry = await creditWallet(db, {
+      publicId: newTransactionId(),
+      userId: user.id,
+      amount,
+      description,
+      now: clock.now(),
+    });
+    return { balance: toCoins(entry.balance_after), transaction: presentTransaction(entry) };
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '23514') {
+      throw new InvalidRequest('This credit would take the balance past the largest one a wallet can hold.');
+    }
+    throw error;
+  }
+}
+
+export interface LedgerCheck {
+  ok: boolean;
+  wallets_checked: number;
+  mismatches: Array<
+    Omit<LedgerMismatch, 'balance' | 'ledger_sum' | 'last_balance_after'> & {
+      balance: number | null;
+      ledger_sum: number;
+      last_balance_after: number | null;
+    }
+  >;
+}
+
+/** The invariant of the books (`idp wallet verify`): every balance equals the sum of its entries. */
+export async function verifyLedger(db: Kysely<Database>): Promise<LedgerCheck> {
+  const [mismatches, walletsChecked] = await Promise.all([findLedgerMismatches(db), countWallets(db)]);
+  return {
+    ok: mismatches.length === 0,
+    wallets_checked: walletsChecked,
+    mismatches: mismatches.map((row) => ({
+      user_id: row.user_id,
+      balance: row.balance === null ? null : toCoins(row.balance),
+      ledger_sum: toCoins(row.ledger_sum),
+      last_balance_after: row.last_balance_after === null ? null : toCoins(row.last_balance_after),
+    })),
+  };
+}
