@@ -29,6 +29,7 @@ import { insertGrant } from '../src/modules/oauth/oauth.repository.js';
 import { normalizeScopes } from '../src/modules/oauth/scopes.js';
 import { issueTokenSet } from '../src/modules/oauth/tokens.service.js';
 import { credit, type LedgerCheck, verifyLedger } from '../src/modules/wallet/wallet.service.js';
+import { type BenchResults, type Measurement, writeMarkdown } from './report.js';
 import { explainSearch, growUsers, SEARCH_QUERIES } from './search.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -56,15 +57,6 @@ const hasTaskset = (() => {
     return false;
   }
 })();
-
-interface Measurement {
-  scenario: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  non2xx: number;
-  runs: number[];
-}
 
 /**
  * oidc-provider 9 (in-memory store) measured on this kind of machine with the same pinning, next to
@@ -404,99 +396,24 @@ function report(measured: Measurement[], plans: Record<string, string>, ledgerCh
       meetsTarget: scaled && !Number.isNaN(ceiling) ? result.requestsPerSecond >= scaled : null,
     };
   });
-  const json = {
+  const json: BenchResults = {
     measuredAt: new Date().toISOString(),
     machine: { cores: os.cpus().length, node: process.version, pinned: hasTaskset },
-    settings: { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS, connections: CONNECTIONS },
+    settings: {
+      seconds: SECONDS,
+      warmupSeconds: WARMUP,
+      runs: RUNS,
+      connections: CONNECTIONS,
+      searchConnections: SEARCH_CONNECTIONS,
+      searchSizes: SEARCH_SIZES,
+      oidcProviderReference: { ...OIDC_PROVIDER_REFERENCE, ceiling: REFERENCE_CEILING },
+    },
     results: rows,
     searchPlans: plans,
     ledgerCheck: ledgerCheck ?? null,
   };
   writeFileSync(path.join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(json, null, 2)}\n`);
-  const lines = [
-    '# Benchmark results',
-    '',
-    `Measured ${json.measuredAt} on ${json.machine.cores} cores, Node ${json.machine.node}; server ${hasTaskset ? 'pinned to core 0, load generator to core 1' : 'not pinned (no taskset)'}; PostgreSQL on the same machine. ${RUNS} runs of ${SECONDS} s after ${WARMUP} s of warm-up, ${CONNECTIONS} connections; the median run is shown.`,
-    '',
-    '| scenario | req/s | p50 ms | p99 ms | non-2xx | of ceiling | oidc-provider (scaled) | ours / theirs | ≥ oidc-provider |',
-    '|---|---|---|---|---|---|---|---|---|',
-    ...rows.map(
-      (row) =>
-        `| ${row.scenario} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${row.ofCeiling === null ? '–' : `${(row.ofCeiling * 100).toFixed(1)}%`} | ${row.oidcProviderScaled ?? '–'} | ${row.vsOidcProvider === null ? '–' : `${row.vsOidcProvider.toFixed(2)}×`} | ${row.meetsTarget === null ? '–' : row.meetsTarget ? 'pass' : 'fail'} |`,
-    ),
-    '',
-    `oidc-provider is not re-measured by this run: its figures (userinfo ${OIDC_PROVIDER_REFERENCE.userinfo}/s, code exchange ${OIDC_PROVIDER_REFERENCE.codeExchange}/s, next to a bare Fastify route at ${REFERENCE_CEILING}/s, oidc-provider 9 with its in-memory store, same pinning) are scaled by this run's ceiling (×${scale.toFixed(2)}).`,
-    '',
-  ];
-  const walletRows = rows.filter((row) => row.scenario.startsWith('wallet charges'));
-  if (walletRows.length > 0) {
-    const target = (row: Measurement) => (row.scenario.includes('hot wallet') ? 300 : 1500);
-    lines.push(
-      '## Wallet',
-      '',
-      'Targets: at least 1,500 charges/s spread over many users and 300/s on one hot wallet, with no error, and the ledger invariant (`idp wallet verify`) passing afterwards.',
-      '',
-      '| scenario | charges/s | p50 ms | p99 ms | non-2xx | target | meets it |',
-      '|---|---|---|---|---|---|---|',
-      ...walletRows.map(
-        (row) =>
-          `| ${row.scenario} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${target(row)}/s | ${row.requestsPerSecond >= target(row) && row.non2xx === 0 ? 'pass' : 'fail'} |`,
-      ),
-      '',
-      ledgerCheck
-        ? `Ledger check after the charges: ${ledgerCheck.ok ? 'pass' : 'FAIL'} (${ledgerCheck.wallets_checked} wallets, ${ledgerCheck.mismatches.length} mismatches).`
-        : 'Ledger check: not run.',
-      '',
-    );
-  }
-  const searchRows = rows.filter(
-    (row) => row.scenario.startsWith('search') && !row.scenario.endsWith(' clients'),
-  );
-  if (searchRows.length > 0) {
-    const atRate = (row: Measurement) =>
-      rows.find((other) => other.scenario === `${row.scenario}, ${SEARCH_CONNECTIONS} clients`);
-    const medianAt = (query: string, size: number) =>
-      atRate(
-        searchRows.find(
-          (row) =>
-            row.scenario.includes(`(${query}`) && row.scenario.endsWith(`${size.toLocaleString('en')} users`),
-        ) as Measurement,
-      )?.p50Ms;
-    lines.push(
-      '## Search',
-      '',
-      `Targets: median under 10 ms and p99 under 50 ms with ${SEARCH_CONNECTIONS} clients searching at once; the median at 1M within 2× of the median at 100k. Capacity is the throughput with ${CONNECTIONS} connections, where the server is saturated and latency is only queueing.`,
-      '',
-      `| query | users | capacity req/s | req/s, ${SEARCH_CONNECTIONS} clients | p50 ms | p99 ms | non-2xx | p50 < 10 ms | p99 < 50 ms |`,
-      '|---|---|---|---|---|---|---|---|---|',
-      ...searchRows.map((row) => {
-        const match = /search, (.+), ([\d,]+) users/.exec(row.scenario);
-        const rated = atRate(row);
-        const verdict = (ok: boolean | undefined) => (ok === undefined ? '–' : ok ? 'pass' : 'fail');
-        return `| ${match?.[1] ?? row.scenario} | ${match?.[2] ?? ''} | ${row.requestsPerSecond} | ${rated?.requestsPerSecond ?? '–'} | ${rated?.p50Ms ?? '–'} | ${rated?.p99Ms ?? '–'} | ${row.non2xx + (rated?.non2xx ?? 0)} | ${verdict(rated && rated.p50Ms < 10)} | ${verdict(rated && rated.p99Ms < 50)} |`;
-      }),
-      '',
-      ...(SEARCH_SIZES.length >= 2
-        ? [
-            `Median at ${SEARCH_SIZES.at(-1)?.toLocaleString('en')} users against ${SEARCH_SIZES[0]?.toLocaleString('en')} (target ≤ 2×): ${SEARCH_QUERIES.map(
-              (query) => {
-                const small = medianAt(query.q, SEARCH_SIZES[0] as number);
-                const large = medianAt(query.q, SEARCH_SIZES.at(-1) as number);
-                if (small === undefined || large === undefined) return `${query.name} –`;
-                // autocannon reports whole milliseconds; a 0 ms median counts as 1 ms.
-                const ratio = large / Math.max(small, 1);
-                return `${query.name} ${ratio.toFixed(2)}× ${ratio <= 2 ? 'pass' : 'fail'}`;
-              },
-            ).join(', ')}.`,
-            '',
-          ]
-        : []),
-      'Plans of the search query (EXPLAIN ANALYZE, costs and timing off):',
-      '',
-      ...Object.entries(plans).flatMap(([name, plan]) => [`### ${name}`, '', '```', plan, '```', '']),
-    );
-  }
-  writeFileSync(path.join(projectRoot, 'bench', 'results.md'), lines.join('\n'));
+  writeMarkdown(json);
 }
 
 await main();

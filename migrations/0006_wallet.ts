@@ -78,6 +78,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       (constraint) => constraint.onDelete('restrict').deferrable().initiallyDeferred(),
     )
     .execute();
+  await createChargeFunction(db);
   await db.schema
     .createIndex('wallet_idempotency_keys_expires_idx')
     .on('wallet_idempotency_keys')
@@ -85,7 +86,77 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
 }
 
+/**
+ * `wallet_charge(...)`: a whole charge in one statement, so one round trip, atomic on its own, with
+ * its plans cached by the server.
+ *
+ * 1. Claim the idempotency key: insert it, or take over a row whose time is up. A concurrent
+ *    transaction holding the same uncommitted key makes this wait on the primary key until it
+ *    commits (the key is then taken) or rolls back (the claim succeeds).
+ * 2. A taken key: answer from the committed row (each statement of a function sees the rows
+ *    committed before it began): `replayed` with the recorded charge when the request hash is the
+ *    same, else `conflict`.
+ * 3. Debit: `balance >= amount` under the wallet's row lock, so concurrent charges of one wallet
+ *    queue and each sees the balance the previous one left. Too low (or no wallet): the claim is
+ *    deleted again and the answer is `insufficient_funds`, so a retry after a top-up can use the key.
+ * 4. Append the ledger entry with the balance after it: `charged`.
+ */
+async function createChargeFunction(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    create function wallet_charge(
+      p_client_pk bigint, p_user_id bigint, p_key text, p_request_hash text, p_public_id text,
+      p_amount bigint, p_description text, p_now timestamptz, p_key_expires_at timestamptz
+    ) returns table (
+      outcome text, public_id text, amount bigint, balance_after bigint, description text,
+      idempotency_key text, created_at timestamptz
+    ) language plpgsql volatile as $$
+    #variable_conflict use_column
+    declare
+      v_claimed boolean;
+      v_balance bigint;
+    begin
+      insert into wallet_idempotency_keys as k
+        (client_pk, user_id, idempotency_key, request_hash, transaction_public_id, created_at, expires_at)
+      values (p_client_pk, p_user_id, p_key, p_request_hash, p_public_id, p_now, p_key_expires_at)
+      on conflict (client_pk, user_id, idempotency_key) do update
+        set request_hash = excluded.request_hash,
+          transaction_public_id = excluded.transaction_public_id,
+          created_at = excluded.created_at,
+          expires_at = excluded.expires_at
+        where k.expires_at <= p_now
+      returning true into v_claimed;
+
+      if v_claimed is null then
+        return query
+          select case when k.request_hash = p_request_hash then 'replayed' else 'conflict' end,
+            t.public_id, t.amount, t.balance_after, t.description, t.idempotency_key, t.created_at
+          from wallet_idempotency_keys k
+          join wallet_transactions t on t.public_id = k.transaction_public_id
+          where k.client_pk = p_client_pk and k.user_id = p_user_id and k.idempotency_key = p_key;
+        return;
+      end if;
+
+      update wallets set balance = balance - p_amount, updated_at = p_now
+      where user_id = p_user_id and balance >= p_amount
+      returning balance into v_balance;
+      if v_balance is null then
+        delete from wallet_idempotency_keys k
+        where k.client_pk = p_client_pk and k.user_id = p_user_id and k.idempotency_key = p_key;
+        return query select 'insufficient_funds', null::text, null::bigint, null::bigint, null::text,
+          null::text, null::timestamptz;
+        return;
+      end if;
+
+      insert into wallet_transactions
+        (public_id, user_id, client_pk, type, amount, balance_after, description, idempotency_key, created_at)
+      values (p_public_id, p_user_id, p_client_pk, 'charge', p_amount, v_balance, p_description, p_key, p_now);
+      return query select 'charged', p_public_id, p_amount, v_balance, p_description, p_key, p_now;
+    end
+    $$`.execute(db);
+}
+
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop function wallet_charge`.execute(db);
   await db.schema.dropTable('wallet_idempotency_keys').execute();
   await db.schema.dropTable('wallet_transactions').execute();
   await sql`drop function wallet_transactions_append_only()`.execute(db);

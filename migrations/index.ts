@@ -5,6 +5,7 @@ import * as m0003 from './0003_token_events.js';
 import * as m0004 from './0004_search_premium.js';
 import * as m0005 from './0005_username_prefix_index.js';
 import * as m0006 from './0006_wallet.js';
+import * as m0007 from './0007_mobile.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0004_search_premium': m0004,
   '0005_username_prefix_index': m0005,
   '0006_wallet': m0006,
+  '0007_mobile': m0007,
 };

@@ -16,6 +16,7 @@ import { type Clock, systemClock } from './lib/clock.js';
 import { viewsDir } from './lib/paths.js';
 import { accountRoutes } from './modules/accounts/accounts.routes.js';
 import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
+import { mobileRoutes } from './modules/mobile/mobile.routes.js';
 import type { ClientCache } from './modules/oauth/client-cache.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
@@ -90,6 +91,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(searchRoutes, deps);
   await app.register(premiumRoutes, deps);
   await app.register(walletRoutes, deps);
+  await app.register(mobileRoutes, deps);
   await app.register(catalogueRoutes, { registry });
   return app;
 }

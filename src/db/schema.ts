@@ -191,6 +191,29 @@ export interface WalletIdempotencyKeysTable {
   expires_at: Timestamp;
 }
 
+export interface MobileChallengesTable {
+  /** SHA-256 of the challenge; the challenge itself is never stored. */
+  challenge_hash: string;
+  client_pk: number;
+  device_id: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+export interface MobileDevicesTable {
+  id: Generated<number>;
+  client_pk: number;
+  device_id: string;
+  user_id: number;
+  /** The raw 32-byte Ed25519 public key, base64url without padding. */
+  public_key: string;
+  grant_id: number;
+  label: string;
+  created_at: Timestamp;
+  last_used_at: Timestamp;
+  revoked_at: Timestamp | null;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -208,4 +231,6 @@ export interface Database {
   wallets: WalletsTable;
   wallet_transactions: WalletTransactionsTable;
   wallet_idempotency_keys: WalletIdempotencyKeysTable;
+  mobile_challenges: MobileChallengesTable;
+  mobile_devices: MobileDevicesTable;
 }

@@ -9,6 +9,7 @@ import { endSession, loadSession, startSession } from '../../http/session.js';
 import { ServerError, Unavailable } from '../../lib/errors.js';
 import { safeReturnPath } from '../../lib/return-to.js';
 import { assetRoutes } from '../assets/assets.routes.js';
+import { listSignedInDevices, signOutDevice } from '../mobile/mobile.service.js';
 import { listAuthorizedApps, revokeAppAccess } from '../oauth/consents.repository.js';
 import { isScope, SCOPES } from '../oauth/scopes.js';
 import { findUserById } from './accounts.repository.js';
@@ -41,6 +42,7 @@ const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, p
 const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password: text, email: text });
 const signOutBody = formBody({ csrf_token: text });
 const revokeBody = formBody({ csrf_token: text, client_id: text });
+const deviceSignOutBody = formBody({ csrf_token: text, device: text });
 const accountQuery = z.object({ notice: text });
 
 /** Where the browser goes once signed in, and what the pages carry along to get there. */
@@ -82,6 +84,8 @@ const MISSING_CREDENTIALS = 'Enter your username and password.';
 const ACCOUNT_NOTICES: Record<string, string> = {
   revoked: 'Access revoked. The app can no longer use your account, unless you allow it again.',
   unknown_app: 'That app had no access to your account.',
+  device_signed_out: 'The device is signed out. The app on it must sign in again.',
+  unknown_device: 'That device was not signed in.',
 };
 
 /** Echoed input is capped: the pages never grow with what a request sends. */
@@ -277,7 +281,10 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   routes.get(
     '/account',
     {
-      config: { auth: 'browser', description: 'Account page: the signed-in user and the apps they allowed' },
+      config: {
+        auth: 'browser',
+        description: 'Account page: the signed-in user, the apps they allowed and their signed-in devices',
+      },
       schema: { querystring: accountQuery },
     },
     async (request, reply) => {
@@ -285,6 +292,7 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const user = session ? await findUserById(db, session.userId) : undefined;
       if (!user) return reply.redirect(SIGN_IN_TO_ACCOUNT);
       const apps = await listAuthorizedApps(db, user.id);
+      const devices = await listSignedInDevices(db, user.id);
       const notice = request.query.notice;
       return renderPage(reply, 'account', {
         csrfToken: issueCsrfToken(request, reply, deps),
@@ -303,6 +311,14 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           scopes: authorized.scopes.map((scope) => (isScope(scope) ? SCOPES[scope].description : scope)),
           grantedAt: authorized.grantedAt.toISOString(),
           grantedOn: dateFormat.format(authorized.grantedAt),
+        })),
+        devices: devices.map((device) => ({
+          id: device.id,
+          label: device.label,
+          signedInAt: device.signedInAt.toISOString(),
+          signedInOn: dateFormat.format(device.signedInAt),
+          lastUsedAt: device.lastUsedAt.toISOString(),
+          lastUsedOn: dateFormat.format(device.lastUsedAt),
         })),
       });
     },
@@ -329,6 +345,29 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           ? await revokeAppAccess(db, { userId: session.userId, clientId, at: clock.now() })
           : false;
       return reply.redirect(`/account?notice=${revoked ? 'revoked' : 'unknown_app'}`, 303);
+    },
+  );
+
+  routes.post(
+    '/account/devices/signout',
+    {
+      config: {
+        auth: 'browser',
+        description:
+          'Sign a device of the mobile app out (form POST, CSRF token): its tokens and key stop working',
+      },
+      schema: { body: deviceSignOutBody },
+    },
+    async (request, reply) => {
+      const form = request.body;
+      if (!verifyCsrfToken(request, form.csrf_token)) return rejectForgedForm(reply);
+      const session = await loadSession(request, deps);
+      if (!session) return reply.redirect(SIGN_IN_TO_ACCOUNT, 303);
+      const deviceId = /^\d{1,15}$/.test(form.device ?? '') ? Number(form.device) : undefined;
+      const signedOut =
+        deviceId !== undefined &&
+        (await signOutDevice(db, { userId: session.userId, deviceId, at: clock.now() }));
+      return reply.redirect(`/account?notice=${signedOut ? 'device_signed_out' : 'unknown_device'}`, 303);
     },
   );
 };

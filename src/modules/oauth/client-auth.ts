@@ -78,7 +78,8 @@ export async function authenticateClient(
   return client;
 }
 
-async function lookUpClient(
+/** The client by its `client_id`, from the instance's cache when it holds a fresh copy. */
+export async function lookUpClient(
   deps: { db: Kysely<Database>; clock: Clock; clientCache?: ClientCache },
   clientId: string,
 ): Promise<ClientRow | undefined> {

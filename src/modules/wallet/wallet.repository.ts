@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, WalletTransactionsTable } from '../../db/schema.js';
 
 export type LedgerEntry = Selectable<WalletTransactionsTable>;
@@ -13,114 +13,44 @@ export async function findBalance(db: Kysely<Database>, userId: number): Promise
   return row?.balance ?? 0;
 }
 
-/** Whether the client (by database id) holds the wallet right and is enabled, as of now. */
-export async function clientHoldsWalletRight(db: Kysely<Database>, clientPk: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('clients')
-    .select('id')
-    .where('id', '=', clientPk)
-    .where('wallet', '=', true)
-    .where('disabled_at', 'is', null)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-export interface KeyClaim {
+export interface ChargeRequest {
   clientPk: number;
   userId: number;
   key: string;
   requestHash: string;
-  transactionPublicId: string;
+  /** The `tx_…` id the charge will have. */
+  publicId: string;
+  amount: number;
+  description: string;
   now: Date;
-  expiresAt: Date;
+  keyExpiresAt: Date;
 }
 
-/**
- * Claims an idempotency key for a new charge: inserts it, or takes over a row whose time is up.
- * Returns false when a live row holds the key. A concurrent transaction holding the same
- * uncommitted key makes this statement wait on the primary key until it commits (false) or rolls
- * back (true).
- */
-export async function claimIdempotencyKey(trx: Transaction<Database>, claim: KeyClaim): Promise<boolean> {
-  const row = await trx
-    .insertInto('wallet_idempotency_keys')
-    .values({
-      client_pk: claim.clientPk,
-      user_id: claim.userId,
-      idempotency_key: claim.key,
-      request_hash: claim.requestHash,
-      transaction_public_id: claim.transactionPublicId,
-      created_at: claim.now,
-      expires_at: claim.expiresAt,
-    })
-    .onConflict((conflict) =>
-      conflict
-        .columns(['client_pk', 'user_id', 'idempotency_key'])
-        .doUpdateSet((eb) => ({
-          request_hash: eb.ref('excluded.request_hash'),
-          transaction_public_id: eb.ref('excluded.transaction_public_id'),
-          created_at: eb.ref('excluded.created_at'),
-          expires_at: eb.ref('excluded.expires_at'),
-        }))
-        .where('wallet_idempotency_keys.expires_at', '<=', claim.now),
-    )
-    .returning('transaction_public_id')
-    .executeTakeFirst();
-  return row !== undefined;
-}
+/** A charge's part of a ledger entry, as `wallet_charge` returns it. */
+export type ChargeEntry = Pick<
+  LedgerEntry,
+  'public_id' | 'amount' | 'balance_after' | 'description' | 'idempotency_key' | 'created_at'
+>;
+
+export type ChargeOutcome =
+  | { outcome: 'charged' | 'replayed'; entry: ChargeEntry }
+  | { outcome: 'conflict' | 'insufficient_funds' };
 
 /**
- * The live key row and the charge it recorded. Run as its own statement after a failed claim, so
- * that (in READ COMMITTED) it sees the row a concurrent transaction has just committed.
+ * A whole charge in one statement: `wallet_charge` of migrations/0006_wallet claims the
+ * idempotency key, debits the wallet and appends the ledger entry, or answers from the charge
+ * already recorded under the key. One statement is one transaction: all of it happens or none.
  */
-export async function findKeyedCharge(
-  trx: Transaction<Database>,
-  key: { clientPk: number; userId: number; key: string },
-): Promise<{ requestHash: string; entry: LedgerEntry } | undefined> {
-  const row = await trx
-    .selectFrom('wallet_idempotency_keys as k')
-    .innerJoin('wallet_transactions as t', 't.public_id', 'k.transaction_public_id')
-    .selectAll('t')
-    .select('k.request_hash')
-    .where('k.client_pk', '=', key.clientPk)
-    .where('k.user_id', '=', key.userId)
-    .where('k.idempotency_key', '=', key.key)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { request_hash, ...entry } = row;
-  return { requestHash: request_hash, entry };
-}
-
-/**
- * Debits the wallet and appends the charge to the ledger in one statement. The `balance >= amount`
- * condition takes the row lock first, so concurrent charges of one wallet queue on it and each sees
- * the balance the previous one left. Undefined when the balance is too low (or there is no wallet).
- */
-export async function debitWallet(
-  trx: Transaction<Database>,
-  charge: {
-    publicId: string;
-    userId: number;
-    clientPk: number;
-    amount: number;
-    description: string;
-    key: string;
-    now: Date;
-  },
-): Promise<LedgerEntry | undefined> {
-  const result = await sql<LedgerEntry>`
-    with debited as (
-      update wallets set balance = balance - ${charge.amount}, updated_at = ${charge.now}
-      where user_id = ${charge.userId} and balance >= ${charge.amount}
-      returning balance
-    )
-    insert into wallet_transactions
-      (public_id, user_id, client_pk, type, amount, balance_after, description, idempotency_key, created_at)
-    select ${charge.publicId}, ${charge.userId}, ${charge.clientPk}, 'charge', ${charge.amount}, balance,
-      ${charge.description}, ${charge.key}, ${charge.now}
-    from debited
-    returning *`.execute(trx);
-  return result.rows[0];
+export async function chargeWallet(db: Kysely<Database>, charge: ChargeRequest): Promise<ChargeOutcome> {
+  const result = await sql<ChargeEntry & { outcome: ChargeOutcome['outcome'] }>`
+    select * from wallet_charge(${charge.clientPk}, ${charge.userId}, ${charge.key}, ${charge.requestHash},
+      ${charge.publicId}, ${charge.amount}, ${charge.description}, ${charge.now}, ${charge.keyExpiresAt})`.execute(
+    db,
+  );
+  const row = result.rows[0];
+  if (!row) throw new Error('wallet_charge returned no row');
+  const { outcome, ...entry } = row;
+  return outcome === 'charged' || outcome === 'replayed' ? { outcome, entry } : { outcome };
 }
 
 /** Credits the wallet (creating it on first use) and appends the credit to the ledger, in one statement. */

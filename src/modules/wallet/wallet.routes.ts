@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { AppDeps } from '../../app.js';
 import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
 import { AccessDenied } from '../../lib/errors.js';
-import { clientHoldsWalletRight } from './wallet.repository.js';
+import { lookUpClient } from '../oauth/client-auth.js';
 import {
   balanceResponseSchema,
   chargeResponseSchema,
@@ -27,8 +27,10 @@ export const walletRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     if (!token.scopes.includes('wallet')) {
       throw new AccessDenied('This access token was not granted the wallet scope.');
     }
-    // Read fresh on every request: an operator who withdraws the right stops the client at once.
-    if (!(await clientHoldsWalletRight(deps.db, token.clientPk))) {
+    // The client cache drops a client on every instance as soon as its row changes, so an operator
+    // who withdraws the right stops the client at once.
+    const client = await lookUpClient(deps, token.clientId);
+    if (!client?.wallet || client.disabled_at !== null) {
       throw new AccessDenied('This application does not hold the wallet right.');
     }
     actors.set(request, { userId: token.userId, clientPk: token.clientPk });

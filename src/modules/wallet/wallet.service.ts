@@ -6,12 +6,11 @@ import { IdempotencyConflict, InsufficientFunds, InvalidRequest, NotFound } from
 import { parseInput } from '../../lib/validation.js';
 import { findUserByUsername } from '../accounts/accounts.repository.js';
 import {
-  claimIdempotencyKey,
+  type ChargeEntry,
+  chargeWallet,
   countWallets,
   creditWallet,
-  debitWallet,
   findBalance,
-  findKeyedCharge,
   findLedgerMismatches,
   type LedgerEntry,
   type LedgerMismatch,
@@ -42,10 +41,10 @@ function newTransactionId(): string {
   return `tx_${randomBytes(16).toString('base64url')}`;
 }
 
-export function presentTransaction(entry: LedgerEntry): TransactionPayload {
+export function presentTransaction(entry: ChargeEntry & { type?: LedgerEntry['type'] }): TransactionPayload {
   return {
     id: entry.public_id,
-    type: entry.type,
+    type: entry.type ?? 'charge',
     amount: toCoins(entry.amount),
     currency: CURRENCY,
     description: entry.description,
@@ -70,12 +69,12 @@ export interface ChargeOutcome {
 }
 
 /**
- * Charges the token's user (CONTRACT.md §6) exactly once per idempotency key: one transaction claims
+ * Charges the token's user (CONTRACT.md §6) exactly once per idempotency key: one statement claims
  * the key, debits the wallet and appends the ledger entry, so either all of it happens or none.
  * The same key with the same amount, currency and description replays the recorded charge (the
  * balance in the replay is the one right after that charge, as the first answer said); with
- * anything else it is a conflict. A refused charge (validation, insufficient funds) rolls back its
- * claim, so the key stays free for a retry.
+ * anything else it is a conflict. A refused charge (validation, insufficient funds) leaves no claim,
+ * so the key stays free for a retry.
  * @throws InvalidRequest for a body outside the contract.
  * @throws IdempotencyConflict when the key was used with a different request.
  * @throws InsufficientFunds when the balance is lower than the amount.
@@ -94,40 +93,28 @@ export async function charge(
     .update(JSON.stringify([amount, request.currency, request.description]))
     .digest('base64url');
   const now = clock.now();
-  const publicId = newTransactionId();
-  const key = { clientPk: actor.clientPk, userId: actor.userId, key: request.idempotency_key };
-
-  return db.transaction().execute(async (trx) => {
-    const claimed = await claimIdempotencyKey(trx, {
-      ...key,
-      requestHash,
-      transactionPublicId: publicId,
-      now,
-      expiresAt: new Date(now.getTime() + IDEMPOTENCY_KEY_LIFETIME_MS),
-    });
-    if (!claimed) {
-      const earlier = await findKeyedCharge(trx, key);
-      // The row that blocked the claim was committed, so it is there; its absence is a bug.
-      if (!earlier) throw new Error('an idempotency key row vanished between two statements');
-      if (earlier.requestHash !== requestHash) throw new IdempotencyConflict();
-      return { replayed: true, body: chargeBody(earlier.entry) };
-    }
-    const entry = await debitWallet(trx, {
-      publicId,
-      userId: actor.userId,
-      clientPk: actor.clientPk,
-      amount,
-      description: request.description,
-      key: request.idempotency_key,
-      now,
-    });
-    // Throwing rolls the claim back with everything else.
-    if (!entry) throw new InsufficientFunds();
-    return { replayed: false, body: chargeBody(entry) };
+  const result = await chargeWallet(db, {
+    clientPk: actor.clientPk,
+    userId: actor.userId,
+    key: request.idempotency_key,
+    requestHash,
+    publicId: newTransactionId(),
+    amount,
+    description: request.description,
+    now,
+    keyExpiresAt: new Date(now.getTime() + IDEMPOTENCY_KEY_LIFETIME_MS),
   });
+  switch (result.outcome) {
+    case 'conflict':
+      throw new IdempotencyConflict();
+    case 'insufficient_funds':
+      throw new InsufficientFunds();
+    default:
+      return { replayed: result.outcome === 'replayed', body: chargeBody(result.entry) };
+  }
 }
 
-function chargeBody(entry: LedgerEntry): ChargeOutcome['body'] {
+function chargeBody(entry: ChargeEntry): ChargeOutcome['body'] {
   return { ok: true, transaction: presentTransaction(entry), balance: toCoins(entry.balance_after) };
 }
 

@@ -1,0 +1,141 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, MobileDevicesTable } from '../../db/schema.js';
+
+export type DeviceRow = Selectable<MobileDevicesTable>;
+
+export async function insertChallenge(
+  db: Kysely<Database>,
+  challenge: { hash: string; clientPk: number; deviceId: string; at: Date; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('mobile_challenges')
+    .values({
+      challenge_hash: challenge.hash,
+      client_pk: challenge.clientPk,
+      device_id: challenge.deviceId,
+      created_at: challenge.at,
+      expires_at: challenge.expiresAt,
+    })
+    .execute();
+}
+
+/**
+ * Uses up a challenge in one statement: it is deleted only when it was issued to this client and
+ * device, so two requests presenting it cannot both succeed. False when there was no such
+ * challenge or it had expired (an expired one is deleted all the same).
+ */
+export async function consumeChallenge(
+  db: Kysely<Database>,
+  challenge: { hash: string; clientPk: number; deviceId: string; now: Date },
+): Promise<boolean> {
+  const row = await db
+    .deleteFrom('mobile_challenges')
+    .where('challenge_hash', '=', challenge.hash)
+    .where('client_pk', '=', challenge.clientPk)
+    .where('device_id', '=', challenge.deviceId)
+    .returning('expires_at')
+    .executeTakeFirst();
+  return row !== undefined && row.expires_at.getTime() > challenge.now.getTime();
+}
+
+/** The device's live registration (not signed out), locked for the caller's transaction. */
+export function lockLiveDevice(
+  db: Kysely<Database>,
+  device: { clientPk: number; deviceId: string },
+): Promise<DeviceRow | undefined> {
+  return db
+    .selectFrom('mobile_devices')
+    .selectAll()
+    .where('client_pk', '=', device.clientPk)
+    .where('device_id', '=', device.deviceId)
+    .where('revoked_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+export async function insertDevice(
+  db: Kysely<Database>,
+  device: {
+    clientPk: number;
+    deviceId: string;
+    userId: number;
+    publicKey: string;
+    grantId: number;
+    label: string;
+    at: Date;
+  },
+): Promise<void> {
+  await db
+    .insertInto('mobile_devices')
+    .values({
+      client_pk: device.clientPk,
+      device_id: device.deviceId,
+      user_id: device.userId,
+      public_key: device.publicKey,
+      grant_id: device.grantId,
+      label: device.label,
+      created_at: device.at,
+      last_used_at: device.at,
+    })
+    .execute();
+}
+
+/**
+ * Signs a device out: its registration (and so its key) ends, and its grant is revoked, which
+ * stops every access and refresh token of the device at once.
+ */
+export async function revokeDevice(db: Kysely<Database>, device: DeviceRow, at: Date): Promise<void> {
+  await db.updateTable('mobile_devices').set({ revoked_at: at }).where('id', '=', device.id).execute();
+  await db
+    .updateTable('grants')
+    .set({ revoked_at: at })
+    .where('id', '=', device.grant_id)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+export async function touchDevice(db: Kysely<Database>, deviceId: number, at: Date): Promise<void> {
+  await db.updateTable('mobile_devices').set({ last_used_at: at }).where('id', '=', deviceId).execute();
+}
+
+/** Ends the access tokens of a grant that are still live (a refresh replaces them). */
+export async function revokeAccessTokensOfGrant(
+  db: Kysely<Database>,
+  grantId: number,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: at })
+    .where('grant_id', '=', grantId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+/** The user's signed-in devices, most recently used first. */
+export function listLiveDevices(db: Kysely<Database>, userId: number): Promise<DeviceRow[]> {
+  return db
+    .selectFrom('mobile_devices')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .orderBy('last_used_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** A user's live device by its row id, locked (the account page's "sign out" button). */
+export function lockLiveDeviceOfUser(
+  db: Kysely<Database>,
+  userId: number,
+  id: number,
+): Promise<DeviceRow | undefined> {
+  return db
+    .selectFrom('mobile_devices')
+    .selectAll()
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
+}

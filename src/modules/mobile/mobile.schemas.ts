@@ -1,0 +1,76 @@
+import { z } from 'zod';
+
+/** `device_id`: 8–128 characters of `[A-Za-z0-9._-]` (CONTRACT.md §6). */
+export const DEVICE_ID = /^[A-Za-z0-9._-]{8,128}$/;
+
+/** base64url without padding. */
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+/** How long a challenge may be used (CONTRACT.md §6: at most 120 s). */
+export const CHALLENGE_TTL_SECONDS = 60;
+
+/** The scopes of a mobile session: the whole profile, as the app shows it. */
+export const MOBILE_SCOPES = ['openid', 'profile', 'email', 'verified'];
+
+const deviceId = z
+  .string({ message: 'device_id is required' })
+  .regex(DEVICE_ID, 'device_id must be 8–128 characters of A–Z, a–z, 0–9, ".", "_" and "-"');
+
+/** base64url (no padding) of exactly `bytes` bytes. */
+function base64urlOf(name: string, bytes: number) {
+  const length = Math.ceil((bytes * 4) / 3);
+  return z
+    .string({ message: `${name} is required` })
+    .refine(
+      (value) => value.length === length && BASE64URL.test(value),
+      `${name} must be ${bytes} bytes in base64url without padding (${length} characters)`,
+    );
+}
+
+export const publicKeySchema = base64urlOf('public_key', 32);
+export const signatureSchema = base64urlOf('signature', 64);
+
+const challenge = z
+  .string({ message: 'challenge is required' })
+  .min(1, 'challenge is required')
+  .max(128, 'challenge is not one this service issued');
+
+export const challengeBodySchema = z.object({ device_id: deviceId });
+
+export const verifyBodySchema = z.object({
+  device_id: deviceId,
+  challenge,
+  signature: signatureSchema,
+  public_key: publicKeySchema,
+  username: z.string({ message: 'username is required' }).min(1, 'username is required').max(128),
+  password: z.string({ message: 'password is required' }).min(1, 'password is required').max(1024),
+});
+
+export const refreshBodySchema = z.object({
+  device_id: deviceId,
+  refresh_token: z
+    .string({ message: 'refresh_token is required' })
+    .min(1, 'refresh_token is required')
+    .max(256, 'refresh_token is not one this service issued'),
+  challenge,
+  signature: signatureSchema,
+});
+
+export const logoutBodySchema = z.object({ device_id: deviceId });
+
+export const challengeResponseSchema = z.object({
+  ok: z.literal(true),
+  challenge: z.string(),
+  expires_in: z.number().int(),
+});
+
+export const sessionResponseSchema = z.object({
+  ok: z.literal(true),
+  access_token: z.string(),
+  refresh_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int(),
+  scope: z.string(),
+  user: z.record(z.string(), z.unknown()),
+});
+export type SessionResponse = z.infer<typeof sessionResponseSchema>;

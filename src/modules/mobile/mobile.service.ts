@@ -1,0 +1,288 @@
+import { createPublicKey, randomBytes, verify } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { AppDeps } from '../../app.js';
+import type { Database } from '../../db/schema.js';
+import { AccessDenied, InvalidGrant, InvalidRequest } from '../../lib/errors.js';
+import { hashSecret } from '../../lib/secrets.js';
+import { isUniqueViolation, parseInput } from '../../lib/validation.js';
+import { findUserById } from '../accounts/accounts.repository.js';
+import { authenticate } from '../accounts/accounts.service.js';
+import { type ClientRow, findClientByClientId } from '../clients/clients.repository.js';
+import { findRefreshToken, insertGrant, rotateRefreshToken } from '../oauth/oauth.repository.js';
+import { issueTokenSet } from '../oauth/tokens.service.js';
+import { presentUserinfo } from '../profiles/profile.presenter.js';
+import {
+  consumeChallenge,
+  insertChallenge,
+  insertDevice,
+  listLiveDevices,
+  lockLiveDevice,
+  lockLiveDeviceOfUser,
+  revokeAccessTokensOfGrant,
+  revokeDevice,
+  touchDevice,
+} from './mobile.repository.js';
+import {
+  CHALLENGE_TTL_SECONDS,
+  challengeBodySchema,
+  logoutBodySchema,
+  MOBILE_SCOPES,
+  refreshBodySchema,
+  type SessionResponse,
+  verifyBodySchema,
+} from './mobile.schemas.js';
+
+/** One answer for every failed sign-in or refresh, so that none tells which part was wrong. */
+const REFUSED =
+  'The sign-in was refused: check the username and password, and sign a fresh challenge with the key of this device.';
+
+/**
+ * The client of a mobile request: only an enabled client flagged official-mobile may use these
+ * routes. Any other client_id, known or not, gets the same 403 and nothing else.
+ * @throws InvalidRequest when the body is not an object with a string client_id.
+ * @throws AccessDenied for any client that is not the official app.
+ */
+export async function officialClient(db: Kysely<Database>, body: unknown): Promise<ClientRow> {
+  const clientId = (body as { client_id?: unknown } | null | undefined)?.client_id;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new InvalidRequest('The body must be a JSON object.');
+  }
+  if (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > 128) {
+    throw new InvalidRequest('client_id is required.');
+  }
+  const client = await findClientByClientId(db, clientId);
+  if (!client?.official_mobile || client.disabled_at !== null) {
+    throw new AccessDenied('This client may not use the mobile sign-in.');
+  }
+  return client;
+}
+
+/** Ed25519 over the UTF-8 bytes of `<challenge>.<device_id>` (CONTRACT.md §6). */
+function signedByKey(publicKey: string, signature: string, challenge: string, deviceId: string): boolean {
+  try {
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey }, format: 'jwk' });
+    return verify(
+      null,
+      Buffer.from(`${challenge}.${deviceId}`, 'utf8'),
+      key,
+      Buffer.from(signature, 'base64url'),
+    );
+  } catch {
+    // A key that is not a point of the curve verifies nothing.
+    return false;
+  }
+}
+
+/** POST /api/v1/mobile/challenge: a single-use nonce for this device, valid CHALLENGE_TTL_SECONDS. */
+export async function issueChallenge(
+  deps: AppDeps,
+  client: ClientRow,
+  body: unknown,
+): Promise<{ ok: true; challenge: string; expires_in: number }> {
+  const input = parseInput(challengeBodySchema, body);
+  const challenge = randomBytes(32).toString('base64url');
+  const now = deps.clock.now();
+  await insertChallenge(deps.db, {
+    hash: hashSecret(challenge),
+    clientPk: client.id,
+    deviceId: input.device_id,
+    at: now,
+    expiresAt: new Date(now.getTime() + CHALLENGE_TTL_SECONDS * 1000),
+  });
+  return { ok: true, challenge, expires_in: CHALLENGE_TTL_SECONDS };
+}
+
+async function sessionResponse(
+  deps: AppDeps,
+  trx: Kysely<Database>,
+  session: { grantId: number; userId: number; clientPk: number },
+): Promise<SessionResponse> {
+  const tokens = await issueTokenSet(trx, deps, {
+    ...session,
+    scopes: MOBILE_SCOPES,
+    withRefreshToken: true,
+  });
+  const user = await findUserById(trx, session.userId);
+  if (!user) throw new Error(`user ${session.userId} of a live session is missing`);
+  return {
+    ok: true,
+    access_token: tokens.accessToken,
+    refresh_token: tokens.refreshToken as string,
+    token_type: 'Bearer',
+    expires_in: tokens.expiresIn,
+    scope: MOBILE_SCOPES.join(' '),
+    user: presentUserinfo(user, MOBILE_SCOPES, deps.config.PUBLIC_URL),
+  };
+}
+
+/**
+ * POST /api/v1/mobile/verify: the challenge is used up first (so every password guess costs a
+ * fresh challenge), then the device's signature and the password are checked. On success the key
+ * is registered for this device and user, replacing any earlier registration of the device (whose
+ * tokens stop working), and a session starts.
+ * @throws InvalidGrant for an unknown, used, expired or foreign challenge, a bad signature, or a
+ * wrong password, all with the same description.
+ */
+export async function verifyDevice(
+  deps: AppDeps,
+  client: ClientRow,
+  body: unknown,
+  label: string,
+): Promise<SessionResponse> {
+  const input = parseInput(verifyBodySchema, body);
+  const now = deps.clock.now();
+  const fresh = await consumeChallenge(deps.db, {
+    hash: hashSecret(input.challenge),
+    clientPk: client.id,
+    deviceId: input.device_id,
+    now,
+  });
+  if (!fresh || !signedByKey(input.public_key, input.signature, input.challenge, input.device_id)) {
+    throw new InvalidGrant(REFUSED);
+  }
+  const signIn = await authenticate(deps.db, input.username, input.password);
+  if (!signIn.ok) throw new InvalidGrant(REFUSED);
+
+  const start = () =>
+    deps.db.transaction().execute(async (trx) => {
+      const previous = await lockLiveDevice(trx, { clientPk: client.id, deviceId: input.device_id });
+      if (previous) await revokeDevice(trx, previous, now);
+      const grant = await insertGrant(trx, {
+        userId: signIn.user.id,
+        clientPk: client.id,
+        scopes: MOBILE_SCOPES,
+        codeHash: null,
+        authTime: now,
+        at: now,
+      });
+      await insertDevice(trx, {
+        clientPk: client.id,
+        deviceId: input.device_id,
+        userId: signIn.user.id,
+        publicKey: input.public_key,
+        grantId: grant.id,
+        label,
+        at: now,
+      });
+      return sessionResponse(deps, trx, { grantId: grant.id, userId: signIn.user.id, clientPk: client.id });
+    });
+  try {
+    return await start();
+  } catch (error) {
+    // Two sign-ins of one device at once: the second found no registration to replace, then lost
+    // the race on the unique index. Once more, it replaces the first.
+    if (isUniqueViolation(error)) return start();
+    throw error;
+  }
+}
+
+/**
+ * POST /api/v1/mobile/refresh: a fresh challenge signed by the device's registered key, and the
+ * device's refresh token, which rotates. The previous access token stops working. A refresh token
+ * presented a second time means it leaked: the device's session ends.
+ * @throws InvalidGrant for a bad challenge or signature, a device not signed in, or a refresh token
+ * that is not this device's live one.
+ */
+export async function refreshDevice(
+  deps: AppDeps,
+  client: ClientRow,
+  body: unknown,
+): Promise<SessionResponse> {
+  const input = parseInput(refreshBodySchema, body);
+  const now = deps.clock.now();
+  const fresh = await consumeChallenge(deps.db, {
+    hash: hashSecret(input.challenge),
+    clientPk: client.id,
+    deviceId: input.device_id,
+    now,
+  });
+  if (!fresh) throw new InvalidGrant(REFUSED);
+  const tokenHash = hashSecret(input.refresh_token);
+
+  const outcome = await deps.db.transaction().execute(async (trx) => {
+    const device = await lockLiveDevice(trx, { clientPk: client.id, deviceId: input.device_id });
+    if (!device || !signedByKey(device.public_key, input.signature, input.challenge, input.device_id)) {
+      return { refused: true } as const;
+    }
+    const rotated = await rotateRefreshToken(trx, tokenHash, now);
+    if (!rotated) {
+      const known = await findRefreshToken(trx, tokenHash);
+      if (known?.rotated_at && known.grant_id === device.grant_id) {
+        // RFC 9700 §4.14.2: a rotated refresh token presented again has leaked.
+        await revokeDevice(trx, device, now);
+      }
+      return { refused: true } as const;
+    }
+    if (
+      rotated.grant_id !== device.grant_id ||
+      rotated.grant_revoked_at !== null ||
+      rotated.expires_at.getTime() <= now.getTime()
+    ) {
+      throw new InvalidGrant(REFUSED);
+    }
+    await revokeAccessTokensOfGrant(trx, device.grant_id, now);
+    await touchDevice(trx, device.id, now);
+    const user = await findUserById(trx, device.user_id);
+    if (!user || user.disabled_at !== null) throw new InvalidGrant(REFUSED);
+    return {
+      refused: false,
+      session: await sessionResponse(deps, trx, {
+        grantId: device.grant_id,
+        userId: device.user_id,
+        clientPk: client.id,
+      }),
+    } as const;
+  });
+  if (outcome.refused) throw new InvalidGrant(REFUSED);
+  return outcome.session;
+}
+
+/**
+ * POST /api/v1/mobile/logout: the device of this access token signs out; its tokens and its key
+ * stop working at once.
+ * @throws InvalidRequest when device_id is not the device this token was issued to.
+ */
+export async function logoutDevice(
+  deps: AppDeps,
+  client: ClientRow,
+  token: { grantId: number; userId: number },
+  body: unknown,
+): Promise<{ ok: true }> {
+  const input = parseInput(logoutBodySchema, body);
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const device = await lockLiveDevice(trx, { clientPk: client.id, deviceId: input.device_id });
+    if (!device || device.grant_id !== token.grantId || device.user_id !== token.userId) {
+      throw new InvalidRequest('device_id is not the device this access token was issued to.');
+    }
+    await revokeDevice(trx, device, now);
+  });
+  return { ok: true };
+}
+
+/** The account page's list of the user's signed-in devices. */
+export async function listSignedInDevices(
+  db: Kysely<Database>,
+  userId: number,
+): Promise<Array<{ id: number; label: string; signedInAt: Date; lastUsedAt: Date }>> {
+  const devices = await listLiveDevices(db, userId);
+  return devices.map((device) => ({
+    id: device.id,
+    label: device.label,
+    signedInAt: device.created_at,
+    lastUsedAt: device.last_used_at,
+  }));
+}
+
+/** The account page's "sign out" of one device: false when it is not one of the user's live devices. */
+export async function signOutDevice(
+  db: Kysely<Database>,
+  input: { userId: number; deviceId: number; at: Date },
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const device = await lockLiveDeviceOfUser(trx, input.userId, input.deviceId);
+    if (!device) return false;
+    await revokeDevice(trx, device, input.at);
+    return true;
+  });
+}
