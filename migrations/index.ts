@@ -6,6 +6,7 @@ import * as m0004 from './0004_search_premium.js';
 import * as m0005 from './0005_username_prefix_index.js';
 import * as m0006 from './0006_wallet.js';
 import * as m0007 from './0007_mobile.js';
+import * as m0008 from './0008_sign_in_attempts.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0005_username_prefix_index': m0005,
   '0006_wallet': m0006,
   '0007_mobile': m0007,
+  '0008_sign_in_attempts': m0008,
 };

@@ -214,6 +214,13 @@ export interface MobileDevicesTable {
   revoked_at: Timestamp | null;
 }
 
+export interface SignInAttemptsTable {
+  user_id: number;
+  /** Password checks since `window_started_at` (failed ones: a success deletes the row). */
+  attempts: number;
+  window_started_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -233,4 +240,5 @@ export interface Database {
   wallet_idempotency_keys: WalletIdempotencyKeysTable;
   mobile_challenges: MobileChallengesTable;
   mobile_devices: MobileDevicesTable;
+  sign_in_attempts: SignInAttemptsTable;
 }

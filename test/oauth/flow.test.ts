@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { disableUser, enableUser } from '../../src/modules/accounts/accounts.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
-import { Browser, hiddenFields, inputs } from '../helpers/browser.js';
+import { Browser, forms, hiddenFields, hiddenFieldsOf, inputs } from '../helpers/browser.js';
 import { basic, makeClient, makeUser, postForm, type TestClient, type TestUser } from '../helpers/oauth.js';
 
 /**
@@ -259,10 +259,11 @@ describe('what stops tokens', () => {
     expect((await userinfo(token)).statusCode).toBe(200);
     const account = await browser.get('/account');
     expect(account.body).toContain(app.clientId);
-    const revoked = await browser.post('/account/apps/revoke', {
-      ...hiddenFields(account.body.slice(account.body.indexOf(app.clientId) - 2000), '/account/apps/revoke'),
-      client_id: app.clientId,
-    });
+    const form = forms(account.body).find(
+      (candidate) => candidate.action === '/account/apps/revoke' && candidate.html.includes(app.clientId),
+    );
+    expect(form).toBeDefined();
+    const revoked = await browser.post('/account/apps/revoke', hiddenFieldsOf(form?.html ?? ''));
     expect(revoked.statusCode).toBe(303);
     expectApiError(await userinfo(token), 401, 'invalid_token');
     expectConsentPage(await browser.get(authorizeUrl(app, { scope: 'openid profile' })));

@@ -55,3 +55,45 @@ export async function deleteBrowserSessionsOfUser(db: Kysely<Database>, userId: 
 export function findUserById(db: Kysely<Database>, userId: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
 }
+
+/**
+ * Takes a password-check slot for the user in one statement: counts this attempt in the current
+ * window, or starts a new window when the last one began `windowMs` ago or more. Returns the
+ * attempts in the window, this one included. Concurrent attempts queue on the row, so each gets
+ * its own number and none slips past a limit.
+ */
+export async function countSignInAttempt(
+  db: Kysely<Database>,
+  userId: number,
+  now: Date,
+  windowMs: number,
+): Promise<number> {
+  const windowStart = new Date(now.getTime() - windowMs);
+  const row = await db
+    .insertInto('sign_in_attempts')
+    .values({ user_id: userId, attempts: 1, window_started_at: now })
+    .onConflict((conflict) =>
+      conflict.column('user_id').doUpdateSet((eb) => ({
+        attempts: eb
+          .case()
+          .when('sign_in_attempts.window_started_at', '<=', windowStart)
+          .then(1)
+          .else(eb('sign_in_attempts.attempts', '+', 1))
+          .end(),
+        window_started_at: eb
+          .case()
+          .when('sign_in_attempts.window_started_at', '<=', windowStart)
+          .then(now)
+          .else(eb.ref('sign_in_attempts.window_started_at'))
+          .end(),
+      })),
+    )
+    .returning('attempts')
+    .executeTakeFirstOrThrow();
+  return row.attempts;
+}
+
+/** After a successful sign-in: the user's count starts again from zero. */
+export async function clearSignInAttempts(db: Kysely<Database>, userId: number): Promise<void> {
+  await db.deleteFrom('sign_in_attempts').where('user_id', '=', userId).execute();
+}

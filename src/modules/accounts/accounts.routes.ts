@@ -218,7 +218,7 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       if (username.trim() === '' || password === '')
         return renderSignIn(request, reply, { flow, username, error: MISSING_CREDENTIALS, status: 400 });
 
-      const result = await authenticate(db, username, password);
+      const result = await authenticate(deps, username, password);
       if (!result.ok) {
         // One message for an unknown user and a wrong password: the page never tells which
         // usernames exist. "Disabled" is said only to someone who knows the password.

@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely, Updateable } from 'kysely';
+import type { Config } from '../../config.js';
 import type { Database, UsersTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
@@ -6,6 +8,8 @@ import { hashPassword, PASSWORD_MAX_LENGTH, verifyPassword } from '../../lib/pas
 import { isUniqueViolation, parseInput } from '../../lib/validation.js';
 import { type UpdateProfileInput, updateProfileSchema } from '../profiles/profiles.schemas.js';
 import {
+  clearSignInAttempts,
+  countSignInAttempt,
   deleteBrowserSessionsOfUser,
   findUserByUsername,
   insertUser,
@@ -217,29 +221,51 @@ export type SignInResult =
 /** Longer input cannot be a username (32 characters after NFKC; some characters expand). */
 const USERNAME_INPUT_MAX_LENGTH = 128;
 
+/** Failed checks in a window before each further failure is answered more slowly. */
+const FREE_FAILURES = 3;
+const MAX_SLOWDOWN_MS = 5000;
+
 /**
  * Checks a username and password. The username is NFKC-normalized and matched case-insensitively.
  * Exactly one argon2 verify runs whatever the outcome, against a dummy hash when the user is
  * unknown, so the time taken does not tell which usernames exist. A disabled account is reported
  * as such only to someone who knows its password.
+ *
+ * Brute force: each check of an account's password first takes a numbered slot in the database
+ * (`countSignInAttempt`), so parallel guesses, on one instance or several, cannot exceed
+ * `SIGN_IN_MAX_ATTEMPTS` per `SIGN_IN_WINDOW_SECONDS`. Past that the account is locked until the
+ * window ends: its password is not checked at all (the dummy verify keeps the time the same) and
+ * the answer is the one for a wrong password. Failures after the third are answered more slowly.
+ * The sign-in page and the mobile app's verify share this function, and so the count.
  */
 export async function authenticate(
-  db: Kysely<Database>,
+  deps: {
+    db: Kysely<Database>;
+    clock: Clock;
+    config: Pick<Config, 'SIGN_IN_MAX_ATTEMPTS' | 'SIGN_IN_WINDOW_SECONDS' | 'SIGN_IN_SLOWDOWN_MS'>;
+  },
   usernameInput: string,
   password: string,
 ): Promise<SignInResult> {
+  const { db, config } = deps;
   const username = normalizeUsername(usernameInput);
   const user =
     username.length > 0 && username.length <= USERNAME_INPUT_MAX_LENGTH
       ? await findUserByUsername(db, username)
       : undefined;
+  const attempt = user
+    ? await countSignInAttempt(db, user.id, deps.clock.now(), config.SIGN_IN_WINDOW_SECONDS * 1000)
+    : 0;
+  const locked = attempt > config.SIGN_IN_MAX_ATTEMPTS;
   // No account has a longer password (sign-up refuses it), and argon2 need not read megabytes.
-  const plausible = password.length <= PASSWORD_MAX_LENGTH;
-  const matches = await verifyPassword(
-    plausible ? user?.password_hash : undefined,
-    plausible ? password : '',
-  );
-  if (!user || !matches) return { ok: false, reason: 'wrong_credentials' };
+  const checked = password.length <= PASSWORD_MAX_LENGTH && !locked;
+  const matches = await verifyPassword(checked ? user?.password_hash : undefined, checked ? password : '');
+  if (!user || !matches) {
+    const slowdown = Math.min((attempt - FREE_FAILURES) * config.SIGN_IN_SLOWDOWN_MS, MAX_SLOWDOWN_MS);
+    if (slowdown > 0) await sleep(slowdown);
+    return { ok: false, reason: 'wrong_credentials' };
+  }
+  await clearSignInAttempts(db, user.id);
   if (user.disabled_at !== null) return { ok: false, reason: 'disabled' };
   return { ok: true, user: { id: user.id, username: user.username } };
 }

@@ -140,7 +140,7 @@ export async function verifyDevice(
   if (!fresh || !signedByKey(input.public_key, input.signature, input.challenge, input.device_id)) {
     throw new InvalidGrant(REFUSED);
   }
-  const signIn = await authenticate(deps.db, input.username, input.password);
+  const signIn = await authenticate(deps, input.username, input.password);
   if (!signIn.ok) throw new InvalidGrant(REFUSED);
 
   const start = () =>
