@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
 import view from '@fastify/view';
 import ejs from 'ejs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -10,6 +11,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { createLogger } from './http/logger.js';
+import { openApiOptions } from './http/openapi.js';
 import { RouteRegistry } from './http/route-registry.js';
 import type { AccessTokenCache } from './http/token-cache.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -83,6 +85,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   await app.register(cookie, { secret: options.config.COOKIE_SECRET });
   await app.register(view, { engine: { ejs }, root: viewsDir, viewExt: 'ejs' });
+  await app.register(swagger, openApiOptions(options.config));
   await app.register(platformRoutes, deps);
   await app.register(accountRoutes, deps);
   await app.register(oauthRoutes, deps);

@@ -16,7 +16,10 @@ const catalogueSchema = z.object({
   ),
 });
 
-/** The route catalogue (CONTRACT.md §6), built from the routes as Fastify registered them. */
+/**
+ * The route catalogue (CONTRACT.md §6), built from the routes as Fastify registered them, and the
+ * OpenAPI 3.1 document, built by @fastify/swagger from the same routes' zod schemas.
+ */
 export const catalogueRoutes: FastifyPluginAsync<{ registry: RouteRegistry }> = async (app, { registry }) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   for (const path of ['/api/v1/', '/api/v1/index.php']) {
@@ -29,4 +32,12 @@ export const catalogueRoutes: FastifyPluginAsync<{ registry: RouteRegistry }> = 
       async () => ({ ok: true as const, version: 'v1' as const, routes: [...registry.list()] }),
     );
   }
+  routes.get(
+    '/api/v1/openapi.json',
+    {
+      config: { auth: 'public', description: 'The OpenAPI 3.1 description of this API' },
+      schema: { hide: true },
+    },
+    async () => app.swagger(),
+  );
 };

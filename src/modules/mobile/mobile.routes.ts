@@ -1,9 +1,18 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { AppDeps } from '../../app.js';
-import { authenticateBearer } from '../../http/bearer-auth.js';
+import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
 import { AccessDenied } from '../../lib/errors.js';
-import { challengeResponseSchema, sessionResponseSchema } from './mobile.schemas.js';
+import type { ClientRow } from '../clients/clients.repository.js';
+import {
+  challengeBodySchema,
+  challengeResponseSchema,
+  logoutBodySchema,
+  refreshBodySchema,
+  sessionResponseSchema,
+  verifyBodySchema,
+} from './mobile.schemas.js';
 import {
   issueChallenge,
   logoutDevice,
@@ -27,11 +36,31 @@ function noStore(reply: FastifyReply): void {
 
 /**
  * Sign-in for the official mobile app (CONTRACT.md §6, docs/mobile.md). The client is checked
- * first, from the body: any client but the official app gets 403 on every route, whatever else it
- * sent. Bodies are validated by the services after that check.
+ * first, in preValidation (after the body is parsed, before it is validated): any client but the
+ * official app gets 403 on every route, whatever else it sent. Logout then needs the device's
+ * bearer token. Only then is the body validated (400 invalid_request).
  */
 export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  const clients = new WeakMap<FastifyRequest, ClientRow>();
+  const tokens = new WeakMap<FastifyRequest, AccessTokenContext>();
+
+  const requireOfficialClient = async (request: FastifyRequest): Promise<void> => {
+    clients.set(request, await officialClient(deps.db, request.body));
+  };
+  const requireDeviceToken = async (request: FastifyRequest): Promise<void> => {
+    await requireOfficialClient(request);
+    const token = await authenticateBearer(request, deps);
+    if (token.clientPk !== clientOf(request).id) {
+      throw new AccessDenied('This access token was not issued to this client.');
+    }
+    tokens.set(request, token);
+  };
+  const clientOf = (request: FastifyRequest): ClientRow => {
+    const client = clients.get(request);
+    if (!client) throw new Error('requireOfficialClient did not run on this route');
+    return client;
+  };
 
   routes.post(
     '/api/v1/mobile/challenge',
@@ -40,12 +69,12 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         auth: 'mobile',
         description: 'Official app only: {client_id, device_id} → a single-use challenge for this device',
       },
-      schema: { response: { 200: challengeResponseSchema } },
+      schema: { body: challengeBodySchema, response: { 200: challengeResponseSchema } },
+      preValidation: requireOfficialClient,
     },
     async (request, reply) => {
-      const client = await officialClient(deps.db, request.body);
       noStore(reply);
-      return issueChallenge(deps, client, request.body);
+      return issueChallenge(deps, clientOf(request), request.body);
     },
   );
 
@@ -57,12 +86,12 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         description:
           'Official app only: {client_id, device_id, challenge, signature, public_key, username, password} → tokens and the profile; registers the device key',
       },
-      schema: { response: { 200: sessionResponseSchema } },
+      schema: { body: verifyBodySchema, response: { 200: sessionResponseSchema } },
+      preValidation: requireOfficialClient,
     },
     async (request, reply) => {
-      const client = await officialClient(deps.db, request.body);
       noStore(reply);
-      return verifyDevice(deps, client, request.body, deviceLabel(request));
+      return verifyDevice(deps, clientOf(request), request.body, deviceLabel(request));
     },
   );
 
@@ -74,12 +103,12 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         description:
           'Official app only: {client_id, device_id, refresh_token, challenge, signature} → rotated tokens',
       },
-      schema: { response: { 200: sessionResponseSchema } },
+      schema: { body: refreshBodySchema, response: { 200: sessionResponseSchema } },
+      preValidation: requireOfficialClient,
     },
     async (request, reply) => {
-      const client = await officialClient(deps.db, request.body);
       noStore(reply);
-      return refreshDevice(deps, client, request.body);
+      return refreshDevice(deps, clientOf(request), request.body);
     },
   );
 
@@ -91,15 +120,14 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         description:
           "Official app only, with the device's bearer token: {client_id, device_id} → signs the device out",
       },
+      schema: { body: logoutBodySchema, response: { 200: z.object({ ok: z.literal(true) }) } },
+      preValidation: requireDeviceToken,
     },
     async (request, reply) => {
-      const client = await officialClient(deps.db, request.body);
-      const token = await authenticateBearer(request, deps);
-      if (token.clientPk !== client.id) {
-        throw new AccessDenied('This access token was not issued to this client.');
-      }
       noStore(reply);
-      return logoutDevice(deps, client, token, request.body);
+      const token = tokens.get(request);
+      if (!token) throw new Error('requireDeviceToken did not run on this route');
+      return logoutDevice(deps, clientOf(request), token, request.body);
     },
   );
 };

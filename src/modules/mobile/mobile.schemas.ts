@@ -35,9 +35,14 @@ const challenge = z
   .min(1, 'challenge is required')
   .max(128, 'challenge is not one this service issued');
 
-export const challengeBodySchema = z.object({ device_id: deviceId });
+/** Every mobile body names the app's client; it is checked before the rest (see mobile.routes). */
+const clientId = z.string({ message: 'client_id is required' }).min(1).max(128);
+
+export const challengeBodySchema = z.object({ client_id: clientId, device_id: deviceId });
+export type ChallengeBody = z.infer<typeof challengeBodySchema>;
 
 export const verifyBodySchema = z.object({
+  client_id: clientId,
   device_id: deviceId,
   challenge,
   signature: signatureSchema,
@@ -47,6 +52,7 @@ export const verifyBodySchema = z.object({
 });
 
 export const refreshBodySchema = z.object({
+  client_id: clientId,
   device_id: deviceId,
   refresh_token: z
     .string({ message: 'refresh_token is required' })
@@ -56,7 +62,10 @@ export const refreshBodySchema = z.object({
   signature: signatureSchema,
 });
 
-export const logoutBodySchema = z.object({ device_id: deviceId });
+export const logoutBodySchema = z.object({ client_id: clientId, device_id: deviceId });
+export type LogoutBody = z.infer<typeof logoutBodySchema>;
+export type VerifyBody = z.infer<typeof verifyBodySchema>;
+export type RefreshBody = z.infer<typeof refreshBodySchema>;
 
 export const challengeResponseSchema = z.object({
   ok: z.literal(true),

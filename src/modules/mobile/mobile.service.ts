@@ -4,7 +4,7 @@ import type { AppDeps } from '../../app.js';
 import type { Database } from '../../db/schema.js';
 import { AccessDenied, InvalidGrant, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
-import { isUniqueViolation, parseInput } from '../../lib/validation.js';
+import { isUniqueViolation } from '../../lib/validation.js';
 import { findUserById } from '../accounts/accounts.repository.js';
 import { authenticate } from '../accounts/accounts.service.js';
 import { type ClientRow, findClientByClientId } from '../clients/clients.repository.js';
@@ -24,12 +24,12 @@ import {
 } from './mobile.repository.js';
 import {
   CHALLENGE_TTL_SECONDS,
-  challengeBodySchema,
-  logoutBodySchema,
+  type ChallengeBody,
+  type LogoutBody,
   MOBILE_SCOPES,
-  refreshBodySchema,
+  type RefreshBody,
   type SessionResponse,
-  verifyBodySchema,
+  type VerifyBody,
 } from './mobile.schemas.js';
 
 /** One answer for every failed sign-in or refresh, so that none tells which part was wrong. */
@@ -77,9 +77,8 @@ function signedByKey(publicKey: string, signature: string, challenge: string, de
 export async function issueChallenge(
   deps: AppDeps,
   client: ClientRow,
-  body: unknown,
+  input: ChallengeBody,
 ): Promise<{ ok: true; challenge: string; expires_in: number }> {
-  const input = parseInput(challengeBodySchema, body);
   const challenge = randomBytes(32).toString('base64url');
   const now = deps.clock.now();
   await insertChallenge(deps.db, {
@@ -126,10 +125,9 @@ async function sessionResponse(
 export async function verifyDevice(
   deps: AppDeps,
   client: ClientRow,
-  body: unknown,
+  input: VerifyBody,
   label: string,
 ): Promise<SessionResponse> {
-  const input = parseInput(verifyBodySchema, body);
   const now = deps.clock.now();
   const fresh = await consumeChallenge(deps.db, {
     hash: hashSecret(input.challenge),
@@ -186,9 +184,8 @@ export async function verifyDevice(
 export async function refreshDevice(
   deps: AppDeps,
   client: ClientRow,
-  body: unknown,
+  input: RefreshBody,
 ): Promise<SessionResponse> {
-  const input = parseInput(refreshBodySchema, body);
   const now = deps.clock.now();
   const fresh = await consumeChallenge(deps.db, {
     hash: hashSecret(input.challenge),
@@ -246,9 +243,8 @@ export async function logoutDevice(
   deps: AppDeps,
   client: ClientRow,
   token: { grantId: number; userId: number },
-  body: unknown,
+  input: LogoutBody,
 ): Promise<{ ok: true }> {
-  const input = parseInput(logoutBodySchema, body);
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     const device = await lockLiveDevice(trx, { clientPk: client.id, deviceId: input.device_id });

@@ -6,6 +6,7 @@ import { AccessDenied } from '../../lib/errors.js';
 import { lookUpClient } from '../oauth/client-auth.js';
 import {
   balanceResponseSchema,
+  chargeBodySchema,
   chargeResponseSchema,
   transactionsQuerySchema,
   transactionsResponseSchema,
@@ -62,8 +63,8 @@ export const walletRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         description:
           'Charges the token user: {amount, currency: "COIN", description, idempotency_key} → 201 {ok, transaction, balance}; a replayed key → 200',
       },
-      // The body is validated by the service, after the access checks, with the contract's messages.
-      schema: { response: { 200: chargeResponseSchema, 201: chargeResponseSchema } },
+      // Validated after the access checks of preValidation: a caller without access learns nothing more.
+      schema: { body: chargeBodySchema, response: { 200: chargeResponseSchema, 201: chargeResponseSchema } },
       preValidation: requireWalletAccess,
     },
     async (request, reply) => {

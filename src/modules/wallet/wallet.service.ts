@@ -20,7 +20,6 @@ import {
   amountSchema,
   type ChargeBody,
   CURRENCY,
-  chargeBodySchema,
   descriptionSchema,
   type TransactionPayload,
   toCoins,
@@ -75,7 +74,6 @@ export interface ChargeOutcome {
  * balance in the replay is the one right after that charge, as the first answer said); with
  * anything else it is a conflict. A refused charge (validation, insufficient funds) leaves no claim,
  * so the key stays free for a retry.
- * @throws InvalidRequest for a body outside the contract.
  * @throws IdempotencyConflict when the key was used with a different request.
  * @throws InsufficientFunds when the balance is lower than the amount.
  */
@@ -83,9 +81,8 @@ export async function charge(
   db: Kysely<Database>,
   clock: Clock,
   actor: WalletActor,
-  body: unknown,
+  request: ChargeBody,
 ): Promise<ChargeOutcome> {
-  const request: ChargeBody = parseInput(chargeBodySchema, body);
   const amount = toMinorUnits(request.amount) as number;
   // What makes two requests "the same": the amount as stored (so 1.5 and 1.50 agree), the currency
   // and the description. Fields the contract ignores are not part of it.

@@ -1,0 +1,60 @@
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import type { Config } from '../config.js';
+
+type Transform = NonNullable<FastifyDynamicSwaggerOptions['transform']>;
+
+/** The OpenAPI security requirement of each kind of route (`config.auth`). */
+const SECURITY: Record<string, Array<Record<string, string[]>> | undefined> = {
+  bearer: [{ bearer: [] }],
+  client: [{ client: [] }],
+  // The mobile logout takes the device's bearer token; the other mobile routes take none.
+  mobile: [{}, { bearer: [] }],
+};
+
+/**
+ * Each route's zod schemas as JSON Schema (fastify-type-provider-zod), with its catalogue line as
+ * the summary and its kind of authentication as the security requirement, so the OpenAPI document
+ * and the catalogue are built from the same declarations.
+ */
+const transform: Transform = (input) => {
+  const { schema, url } = jsonSchemaTransform(input) as { schema: Record<string, unknown>; url: string };
+  const config = input.route.config as { auth?: string; description?: string } | undefined;
+  const security = config?.auth ? SECURITY[config.auth] : undefined;
+  return {
+    url,
+    schema: {
+      ...schema,
+      ...(config?.description ? { summary: config.description } : {}),
+      ...(config?.auth ? { tags: [config.auth] } : {}),
+      ...(security ? { security } : {}),
+    },
+  };
+};
+
+/** Options of @fastify/swagger: the OpenAPI 3.1 document served at /api/v1/openapi.json. */
+export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'idp',
+        version: '1',
+        description:
+          'An OAuth 2.0 / OpenID Connect identity provider: sign-in for third-party sites, profiles, the public user search, premium status, the coin wallet, the platform status and the sign-in of the official mobile app. Every error is {"ok": false, "error", "error_description"}. The rules: docs/oauth.md, docs/wallet.md, docs/mobile.md.',
+      },
+      servers: [{ url: config.PUBLIC_URL }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'An access token (`at_…`).' },
+          client: {
+            type: 'http',
+            scheme: 'basic',
+            description: '`client_id` and `client_secret` (or both in the form body).',
+          },
+        },
+      },
+    },
+    transform,
+  };
+}
