@@ -246,6 +246,11 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
       COOKIE_SECRET: randomBytes(32).toString('hex'),
+      // The limiter runs on every request, as in production, with limits a load test never reaches
+      // (one load generator is one IP, and the hot-wallet scenario is one token).
+      RATE_LIMIT_PUBLIC_PER_MIN: '1000000',
+      RATE_LIMIT_TOKEN_PER_MIN: '1000000',
+      RATE_LIMIT_BEARER_PER_MIN: '1000000',
     });
     children.push(server);
     // The service logs at warn in production runs, so wait on the port instead of the log line.

@@ -12,6 +12,7 @@ import type { Database } from './db/schema.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { createLogger } from './http/logger.js';
 import { openApiOptions } from './http/openapi.js';
+import { installRateLimits } from './http/rate-limit.js';
 import { RouteRegistry } from './http/route-registry.js';
 import type { AccessTokenCache } from './http/token-cache.js';
 import { type Clock, systemClock } from './lib/clock.js';
@@ -86,6 +87,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(cookie, { secret: options.config.COOKIE_SECRET });
   await app.register(view, { engine: { ejs }, root: viewsDir, viewExt: 'ejs' });
   await app.register(swagger, openApiOptions(options.config));
+  await installRateLimits(app, options.config);
   await app.register(platformRoutes, deps);
   await app.register(accountRoutes, deps);
   await app.register(oauthRoutes, deps);

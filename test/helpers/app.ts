@@ -14,8 +14,22 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Rate limits off: a test file sends hundreds of requests from one address. test/http/rate-limit.test.ts turns them on. */
+const NO_RATE_LIMITS = {
+  RATE_LIMIT_PUBLIC_PER_MIN: '0',
+  RATE_LIMIT_TOKEN_PER_MIN: '0',
+  RATE_LIMIT_BEARER_PER_MIN: '0',
+  RATE_LIMIT_SIGNIN_PER_MIN: '0',
+};
+
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', PUBLIC_URL: 'http://localhost:3000', ...env });
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    PUBLIC_URL: 'http://localhost:3000',
+    ...NO_RATE_LIMITS,
+    ...env,
+  });
 }
 
 /** The whole application on a fresh database of its own, driven through `app.inject()`. */

@@ -1,0 +1,204 @@
+import { randomInt } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { expectApiError } from '../helpers/assertions.js';
+import { basic, makeClient, makeUser, type TestClient } from '../helpers/oauth.js';
+import { insertAccessToken } from '../helpers/tokens.js';
+
+/*
+ * Rate limits per route class (README "Rate limits"): public routes and 404s per IP, the token
+ * endpoint per client, bearer routes per token, sign-in per IP and per account; 429 rate_limited
+ * with Retry-After and the RateLimit headers; shared by every instance through Redis.
+ */
+
+/** A fresh address per scenario, so counters (also those left in Redis by earlier runs) never mix. */
+const newIp = () => `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
+
+const LIMITS = {
+  RATE_LIMIT_PUBLIC_PER_MIN: '3',
+  RATE_LIMIT_TOKEN_PER_MIN: '2',
+  RATE_LIMIT_BEARER_PER_MIN: '2',
+  RATE_LIMIT_SIGNIN_PER_MIN: '3',
+};
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ env: LIMITS });
+});
+afterAll(() => t.close());
+
+function get(app: TestApp, url: string, ip: string, headers: Record<string, string> = {}) {
+  return app.app.inject({ method: 'GET', url, remoteAddress: ip, headers });
+}
+
+function expectLimited(res: LightMyRequestResponse, limit: number, page = false): void {
+  if (page) {
+    // A page answers with a page: the same status and headers, in HTML.
+    expect(res.statusCode).toBe(429);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+  } else {
+    expectApiError(res, 429, 'rate_limited');
+  }
+  expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+  expect(res.headers['ratelimit-limit']).toBe(String(limit));
+  expect(res.headers['ratelimit-remaining']).toBe('0');
+  expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThan(0);
+}
+
+describe('public routes, per IP', () => {
+  it('answer with the RateLimit headers, then 429 rate_limited with Retry-After', async () => {
+    const ip = newIp();
+    for (const remaining of [2, 1, 0]) {
+      const res = await get(t, '/api/users/search?q=abc', ip);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe('3');
+      expect(res.headers['ratelimit-remaining']).toBe(String(remaining));
+    }
+    expectLimited(await get(t, '/api/users/search?q=abc', ip), 3);
+    // Another address has its own count.
+    expect((await get(t, '/api/users/search?q=abc', newIp())).statusCode).toBe(200);
+  });
+
+  it('count 404s too', async () => {
+    const ip = newIp();
+    for (let i = 0; i < 3; i++) expect((await get(t, `/no/such/path/${i}`, ip)).statusCode).toBe(404);
+    expectLimited(await get(t, '/no/such/path/again', ip), 3);
+  });
+
+  it('do not trust X-Forwarded-For without TRUST_PROXY', async () => {
+    const ip = newIp();
+    for (let i = 0; i < 3; i++) await get(t, '/api/users/search?q=abc', ip, { 'x-forwarded-for': newIp() });
+    expectLimited(await get(t, '/api/users/search?q=abc', ip, { 'x-forwarded-for': newIp() }), 3);
+  });
+
+  it('count the client address of X-Forwarded-For behind a trusted proxy', async () => {
+    const behindProxy = await createTestApp({ env: { ...LIMITS, TRUST_PROXY: '127.0.0.1' } });
+    try {
+      const client = newIp();
+      for (let i = 0; i < 3; i++) {
+        const res = await get(behindProxy, '/api/users/search?q=abc', '127.0.0.1', {
+          'x-forwarded-for': client,
+        });
+        expect(res.statusCode).toBe(200);
+      }
+      expectLimited(
+        await get(behindProxy, '/api/users/search?q=abc', '127.0.0.1', { 'x-forwarded-for': client }),
+        3,
+      );
+      // The proxy's other clients are not affected.
+      const other = await get(behindProxy, '/api/users/search?q=abc', '127.0.0.1', {
+        'x-forwarded-for': newIp(),
+      });
+      expect(other.statusCode).toBe(200);
+    } finally {
+      await behindProxy.close();
+    }
+  });
+});
+
+describe('the token endpoint, per client', () => {
+  let shop: TestClient;
+  let other: TestClient;
+  beforeAll(async () => {
+    shop = await makeClient(t);
+    other = await makeClient(t);
+  });
+
+  const tokenRequest = (client: TestClient, ip: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/oauth/token',
+      remoteAddress: ip,
+      headers: { authorization: basic(client), 'content-type': 'application/x-www-form-urlencoded' },
+      payload:
+        'grant_type=authorization_code&code=ac_unknown&redirect_uri=https%3A%2F%2Fsite.example%2Fcallback',
+    });
+
+  it('limits each client wherever its requests come from; other clients are not affected', async () => {
+    for (let i = 0; i < 2; i++) expectApiError(await tokenRequest(shop, newIp()), 400, 'invalid_grant');
+    expectLimited(await tokenRequest(shop, newIp()), 2);
+    expectApiError(await tokenRequest(other, newIp()), 400, 'invalid_grant');
+  });
+});
+
+describe('bearer routes, per token', () => {
+  it('limit each access token; another token of the same user is not affected', async () => {
+    const user = await makeUser(t);
+    const client = await makeClient(t);
+    const [first, second] = await Promise.all(
+      [0, 1].map(() =>
+        insertAccessToken(t.database.db, { userId: user.id, clientId: client.clientId, scopes: ['openid'] }),
+      ),
+    );
+    const ip = newIp();
+    for (let i = 0; i < 2; i++) {
+      expect(
+        (await get(t, '/api/v1/oauth/userinfo', ip, { authorization: `Bearer ${first}` })).statusCode,
+      ).toBe(200);
+    }
+    expectLimited(await get(t, '/api/v1/oauth/userinfo', ip, { authorization: `Bearer ${first}` }), 2);
+    expect(
+      (await get(t, '/api/v1/oauth/userinfo', ip, { authorization: `Bearer ${second}` })).statusCode,
+    ).toBe(200);
+  });
+});
+
+describe('sign-in', () => {
+  const signIn = (username: string, ip: string) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/signin',
+      remoteAddress: ip,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ username, password: 'not the password', csrf_token: 'x' }).toString(),
+    });
+
+  it('is limited per account, whatever the address', async () => {
+    const user = await makeUser(t);
+    for (let i = 0; i < 3; i++) expect((await signIn(user.username, newIp())).statusCode).not.toBe(429);
+    expectLimited(await signIn(user.username.toUpperCase(), newIp()), 3, true);
+  });
+
+  it('is limited per address, whatever the account', async () => {
+    const ip = newIp();
+    for (let i = 0; i < 3; i++) expect((await signIn(`someone_${i}`, ip)).statusCode).not.toBe(429);
+    expectLimited(await signIn('someone_else', ip), 3, true);
+  });
+});
+
+describe("the mobile app's verify", () => {
+  it('is limited per account, like the sign-in page', async () => {
+    const user = await makeUser(t);
+    const verify = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/mobile/verify',
+        remoteAddress: newIp(),
+        payload: { client_id: 'pk_any', device_id: 'device-0001', username: user.username, password: 'x' },
+      });
+    for (let i = 0; i < 3; i++) expect((await verify()).statusCode).not.toBe(429);
+    expectLimited(await verify(), 3);
+  });
+});
+
+describe('several instances', () => {
+  it('share the counters through Redis', async () => {
+    const env = { ...LIMITS, REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' };
+    const one = await createTestApp({ env });
+    const two = await createTestApp({ env });
+    try {
+      const ip = newIp();
+      expect((await get(one, '/api/users/search?q=abc', ip)).statusCode).toBe(200);
+      expect((await get(two, '/api/users/search?q=abc', ip)).statusCode).toBe(200);
+      const third = await get(one, '/api/users/search?q=abc', ip);
+      expect(third.statusCode).toBe(200);
+      expect(third.headers['ratelimit-remaining']).toBe('0');
+      expectLimited(await get(two, '/api/users/search?q=abc', ip), 3);
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+});
