@@ -130,6 +130,11 @@ export const settings = {
   SESSION_TTL_SECONDS: integer(60, 31_536_000)
     .default(1_209_600)
     .describe('Browser sign-in session lifetime (14 days).'),
+  HOUSEKEEPING_INTERVAL_SECONDS: integer(0, 86_400)
+    .default(600)
+    .describe(
+      'How often each instance deletes expired codes, tokens, sessions, challenges, idempotency keys and sign-in counts, in batches (`0`: never).',
+    ),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000)
     .default(10_000)
     .describe('How long a SIGTERM waits for in-flight requests before closing anyway.'),

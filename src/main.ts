@@ -9,6 +9,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { createLogger } from './http/logger.js';
 import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './http/token-cache.js';
 import { systemClock } from './lib/clock.js';
+import { schedulePurge } from './modules/housekeeping/purge.service.js';
 import { ClientCache } from './modules/oauth/client-cache.js';
 import { ensureSigningKey } from './modules/oidc/keys.service.js';
 
@@ -78,6 +79,17 @@ async function main(): Promise<void> {
   });
   cleanups.push(() => app.close());
   await app.listen({ host: config.HOST, port: config.PORT });
+
+  if (config.HOUSEKEEPING_INTERVAL_SECONDS > 0) {
+    cleanups.push(
+      schedulePurge(database.db, {
+        intervalMs: config.HOUSEKEEPING_INTERVAL_SECONDS * 1000,
+        now: () => systemClock.now(),
+        signInWindowMs: config.SIGN_IN_WINDOW_SECONDS * 1000,
+        log: logger,
+      }),
+    );
+  }
 
   let control: ControlServer | undefined;
   if (lock) {
