@@ -11,6 +11,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { createLogger } from './http/logger.js';
+import { installMetrics, type PoolStats } from './http/metrics.js';
 import { openApiOptions } from './http/openapi.js';
 import { installRateLimits } from './http/rate-limit.js';
 import { RouteRegistry } from './http/route-registry.js';
@@ -47,6 +48,8 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger;
   tokenCache?: AccessTokenCache;
   clientCache?: ClientCache;
+  /** The PostgreSQL pool's connections, for the metrics. */
+  poolStats?: () => PoolStats;
 }
 
 /** JSON and form bodies up to 1 MiB (CONTRACT.md §1); larger ones get 413 `payload_too_large`. */
@@ -88,6 +91,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(view, { engine: { ejs }, root: viewsDir, viewExt: 'ejs' });
   await app.register(swagger, openApiOptions(options.config));
   await installRateLimits(app, options.config);
+  installMetrics(app, options.config, options.poolStats);
   await app.register(platformRoutes, deps);
   await app.register(accountRoutes, deps);
   await app.register(oauthRoutes, deps);

@@ -130,6 +130,13 @@ export const settings = {
   SESSION_TTL_SECONDS: integer(60, 31_536_000)
     .default(1_209_600)
     .describe('Browser sign-in session lifetime (14 days).'),
+  METRICS_TOKEN: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe(
+      'Turns on `GET /metrics` (Prometheus), answered only to `Authorization: Bearer <METRICS_TOKEN>`; unset, there is no such route.',
+    ),
   HOUSEKEEPING_INTERVAL_SECONDS: integer(0, 86_400)
     .default(600)
     .describe(

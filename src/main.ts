@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     logger,
     tokenCache,
     clientCache,
+    ...(database.poolStats ? { poolStats: database.poolStats } : {}),
   });
   cleanups.push(() => app.close());
   await app.listen({ host: config.HOST, port: config.PORT });

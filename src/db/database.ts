@@ -24,6 +24,8 @@ export interface DatabaseHandle {
   listen: Listen;
   /** Closes the pool or the embedded database; safe to call twice. */
   close(): Promise<void>;
+  /** The pool's connections (PostgreSQL only), for the metrics. */
+  poolStats?: () => { total: number; idle: number; waiting: number; max: number };
 }
 
 export interface PostgresOptions {
@@ -69,11 +71,19 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
   // without a listener: the query still fails (503), and the pool drops the broken connection.
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
-  return withIdempotentClose(
-    'postgres',
-    new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
-    postgresListen(options.url),
-  );
+  return {
+    ...withIdempotentClose(
+      'postgres',
+      new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }),
+      postgresListen(options.url),
+    ),
+    poolStats: () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: options.poolMax ?? 10,
+    }),
+  };
 }
 
 /** How long a lost LISTEN connection waits before it reconnects. */

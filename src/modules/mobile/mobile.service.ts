@@ -2,6 +2,7 @@ import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { AppDeps } from '../../app.js';
 import type { Database } from '../../db/schema.js';
+import { tokensIssued } from '../../http/metrics.js';
 import { AccessDenied, InvalidGrant, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
 import { isUniqueViolation } from '../../lib/validation.js';
@@ -164,14 +165,17 @@ export async function verifyDevice(
       });
       return sessionResponse(deps, trx, { grantId: grant.id, userId: signIn.user.id, clientPk: client.id });
     });
+  let session: SessionResponse;
   try {
-    return await start();
+    session = await start();
   } catch (error) {
     // Two sign-ins of one device at once: the second found no registration to replace, then lost
     // the race on the unique index. Once more, it replaces the first.
-    if (isUniqueViolation(error)) return start();
-    throw error;
+    if (!isUniqueViolation(error)) throw error;
+    session = await start();
   }
+  tokensIssued.inc({ grant_type: 'mobile_verify' });
+  return session;
 }
 
 /**
@@ -231,6 +235,7 @@ export async function refreshDevice(
     } as const;
   });
   if (outcome.refused) throw new InvalidGrant(REFUSED);
+  tokensIssued.inc({ grant_type: 'mobile_refresh' });
   return outcome.session;
 }
 

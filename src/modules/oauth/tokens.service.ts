@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AppDeps } from '../../app.js';
 import type { Database } from '../../db/schema.js';
+import { tokensIssued } from '../../http/metrics.js';
 import { InvalidGrant, InvalidRequest, InvalidScope, UnsupportedGrantType } from '../../lib/errors.js';
 import { isCodeVerifier, s256 } from '../../lib/pkce.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
@@ -176,6 +177,7 @@ async function authorizationCodeGrant(
     expiresIn,
     ...(redeemed.refreshIssued ? { refreshToken } : {}),
   };
+  tokensIssued.inc({ grant_type: 'authorization_code' });
   return tokenResponse(tokens, redeemed.scopes, idToken);
 }
 
@@ -237,6 +239,7 @@ async function refreshTokenGrant(
     }
     throw new InvalidGrant('The refresh token is invalid or revoked.');
   }
+  tokensIssued.inc({ grant_type: 'refresh_token' });
   return tokenResponse(outcome.tokens, outcome.scopes);
 }
 

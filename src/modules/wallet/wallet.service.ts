@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { walletCharges } from '../../http/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import { IdempotencyConflict, InsufficientFunds, InvalidRequest, NotFound } from '../../lib/errors.js';
 import { parseInput } from '../../lib/validation.js';
@@ -101,6 +102,7 @@ export async function charge(
     now,
     keyExpiresAt: new Date(now.getTime() + IDEMPOTENCY_KEY_LIFETIME_MS),
   });
+  walletCharges.inc({ outcome: result.outcome });
   switch (result.outcome) {
     case 'conflict':
       throw new IdempotencyConflict();

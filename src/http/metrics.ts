@@ -1,0 +1,98 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Config } from '../config.js';
+import { Unauthorized } from '../lib/errors.js';
+
+/** Every metric of the process (Prometheus text format at GET /metrics). */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry, prefix: 'idp_' });
+
+const httpRequests = new Counter({
+  name: 'idp_http_requests_total',
+  help: 'Requests answered, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [metricsRegistry],
+});
+
+const httpDuration = new Histogram({
+  name: 'idp_http_request_duration_seconds',
+  help: 'Time to answer, by method and route pattern.',
+  labelNames: ['method', 'route'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [metricsRegistry],
+});
+
+/** Token sets issued, by grant (authorization_code, refresh_token, mobile_verify, mobile_refresh). */
+export const tokensIssued = new Counter({
+  name: 'idp_tokens_issued_total',
+  help: 'Token sets issued by the token endpoint and the mobile sign-in, by grant.',
+  labelNames: ['grant_type'] as const,
+  registers: [metricsRegistry],
+});
+
+/** Wallet charges, by outcome (charged, replayed, conflict, insufficient_funds). */
+export const walletCharges = new Counter({
+  name: 'idp_wallet_charges_total',
+  help: 'Wallet charge requests that reached the ledger, by outcome.',
+  labelNames: ['outcome'] as const,
+  registers: [metricsRegistry],
+});
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
+}
+
+let poolStats: (() => PoolStats) | undefined;
+new Gauge({
+  name: 'idp_db_pool_connections',
+  help: 'PostgreSQL pool connections, by state (total, idle, waiting requests, max).',
+  labelNames: ['state'] as const,
+  registers: [metricsRegistry],
+  collect() {
+    const stats = poolStats?.();
+    if (!stats) return;
+    for (const [state, value] of Object.entries(stats)) this.set({ state }, value);
+  },
+});
+
+function sameSecret(presented: string, expected: string): boolean {
+  const a = Buffer.from(presented);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Counts every answer by route pattern (never the raw URL, so unknown paths cannot grow the label
+ * set) and, when METRICS_TOKEN is set, serves GET /metrics to callers presenting it as a bearer
+ * token. Without METRICS_TOKEN there is no /metrics route.
+ */
+export function installMetrics(app: FastifyInstance, config: Config, stats?: () => PoolStats): void {
+  if (stats) poolStats = stats;
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+  const token = config.METRICS_TOKEN;
+  if (!token) return;
+  app.get(
+    '/metrics',
+    {
+      config: {
+        auth: 'bearer',
+        description: 'Prometheus metrics (Authorization: Bearer <METRICS_TOKEN>)',
+      },
+      schema: { hide: true },
+    },
+    async (request, reply) => {
+      const presented = /^bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
+      if (!sameSecret(presented, token)) throw new Unauthorized('Send the METRICS_TOKEN as a bearer token.');
+      reply.header('cache-control', 'no-store').type(metricsRegistry.contentType);
+      return metricsRegistry.metrics();
+    },
+  );
+}
