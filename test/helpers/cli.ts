@@ -39,7 +39,8 @@ const running = new Set<ChildProcess>();
  * DATABASE_URL, DATA_DIR and the rest of this process's environment are never inherited.
  */
 export function childEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = { NODE_ENV: 'test' };
+  // The compiled build of this checkout, made once by test/global-setup.ts (see bin/launch.js).
+  const env: Record<string, string> = { NODE_ENV: 'test', IDP_RUN_BUILD: '1' };
   if (process.env.PATH) env.PATH = process.env.PATH;
   if (process.env.HOME) env.HOME = process.env.HOME;
   return { ...env, ...extra };
