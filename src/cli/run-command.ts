@@ -67,7 +67,7 @@ export function prepareCommand(argv: readonly string[]): PreparedCommand | Comma
   const rest = argv.slice(command.name.split(' ').length);
   try {
     const parsed = parseArgs({
-      args: [...rest],
+      args: positionalsLast(rest, command),
       options: { ...command.options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
       allowPositionals: true,
       strict: true,
@@ -94,6 +94,40 @@ export function prepareCommand(argv: readonly string[]): PreparedCommand | Comma
       `${message.replace(/\. To specify a positional argument.*$/s, '')}\nusage: ${command.usage}`,
     );
   }
+}
+
+/**
+ * Node's parseArgs takes every argument that starts with `-` for an option, but a positional value
+ * may start with one: a key id is base64url (`-S3WE…`). An argument is an option here only when it
+ * names one the command declares (`--name`, `--name=value`, `-h`), or looks like an option name
+ * (`--word`, so a mistyped option is still reported as unknown); anything else is a value. Values
+ * move after a `--`, where parseArgs reads them as positionals.
+ */
+function positionalsLast(args: readonly string[], command: Command): string[] {
+  const declared = new Map<string, { type: string }>(
+    Object.entries({ ...command.options, json: { type: 'boolean' }, help: { type: 'boolean' } }).map(
+      ([name, spec]) => [`--${name}`, spec as { type: string }],
+    ),
+  );
+  const options: string[] = [];
+  const values: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] as string;
+    if (arg === '--') {
+      values.push(...args.slice(index + 1));
+      break;
+    }
+    const spec = declared.get(arg.split('=')[0] as string);
+    if (spec?.type === 'string' && !arg.includes('=') && index + 1 < args.length) {
+      // A string option's value is the next argument, whatever it starts with.
+      options.push(`${arg}=${args[++index]}`);
+    } else if (spec || arg === '-h' || /^--[a-z][a-z-]*(=|$)/.test(arg)) {
+      options.push(arg);
+    } else {
+      values.push(arg);
+    }
+  }
+  return values.length > 0 ? [...options, '--', ...values] : options;
 }
 
 function failure(message: string): CommandOutput {
