@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import view from '@fastify/view';
 import ejs from 'ejs';
@@ -86,6 +87,18 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     reply.header('x-request-id', request.id);
   });
 
+  // Headers of every answer. Pages add their own strict Content-Security-Policy (http/pages.ts);
+  // JSON needs none. Resources may be embedded by other sites (the default avatar of search
+  // results), so Cross-Origin-Resource-Policy allows it. HSTS only when the service is on https.
+  await app.register(helmet, {
+    contentSecurityPolicy: false,
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+    referrerPolicy: { policy: 'no-referrer' },
+    frameguard: { action: 'deny' },
+    hsts: options.config.PUBLIC_URL.startsWith('https:')
+      ? { maxAge: 31_536_000, includeSubDomains: true }
+      : false,
+  });
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   await app.register(cookie, { secret: options.config.COOKIE_SECRET });
   await app.register(view, { engine: { ejs }, root: viewsDir, viewExt: 'ejs' });

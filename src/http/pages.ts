@@ -34,7 +34,7 @@ function setPageHeaders(reply: FastifyReply): void {
     )
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'same-origin')
+    .header('referrer-policy', 'no-referrer')
     .type('text/html; charset=utf-8');
 }
 
