@@ -99,13 +99,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
  * 3. Debit: `balance >= amount` under the wallet's row lock, so concurrent charges of one wallet
  *    queue and each sees the balance the previous one left. Too low (or no wallet): the claim is
  *    deleted again and the answer is `insufficient_funds`, so a retry after a top-up can use the key.
- * 4. Append the ledger entry with the balance after it: `charged`.
+ * 4. Append the ledger entry with the balance after it, and the audit event: `charged`.
  */
 async function createChargeFunction(db: Kysely<unknown>): Promise<void> {
   await sql`
     create function wallet_charge(
       p_client_pk bigint, p_user_id bigint, p_key text, p_request_hash text, p_public_id text,
-      p_amount bigint, p_description text, p_now timestamptz, p_key_expires_at timestamptz
+      p_amount bigint, p_description text, p_now timestamptz, p_key_expires_at timestamptz,
+      p_actor text, p_ip text
     ) returns table (
       outcome text, public_id text, amount bigint, balance_after bigint, description text,
       idempotency_key text, created_at timestamptz
@@ -150,6 +151,10 @@ async function createChargeFunction(db: Kysely<unknown>): Promise<void> {
       insert into wallet_transactions
         (public_id, user_id, client_pk, type, amount, balance_after, description, idempotency_key, created_at)
       values (p_public_id, p_user_id, p_client_pk, 'charge', p_amount, v_balance, p_description, p_key, p_now);
+      -- The audit log of migrations/0009_audit, in the same statement as the charge.
+      insert into audit_events (at, actor, action, subject, ip, details)
+      values (p_now, p_actor, 'wallet_charged', 'user:' || p_user_id, p_ip,
+        jsonb_build_object('transaction', p_public_id, 'amount', p_amount / 100.0));
       return query select 'charged', p_public_id, p_amount, v_balance, p_description, p_key, p_now;
     end
     $$`.execute(db);

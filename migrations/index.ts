@@ -7,6 +7,7 @@ import * as m0005 from './0005_username_prefix_index.js';
 import * as m0006 from './0006_wallet.js';
 import * as m0007 from './0007_mobile.js';
 import * as m0008 from './0008_sign_in_attempts.js';
+import * as m0009 from './0009_audit.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0006_wallet': m0006,
   '0007_mobile': m0007,
   '0008_sign_in_attempts': m0008,
+  '0009_audit': m0009,
 };

@@ -10,6 +10,14 @@ import { formatListing } from './output.js';
 export const clientCommands: Command[] = [
   {
     name: 'clients create',
+    audit: (result) => ({
+      action: 'client_created',
+      subject: `client:${(result as { client_id: string }).client_id}`,
+      details: {
+        wallet: (result as { wallet?: boolean }).wallet,
+        official_mobile: (result as { official_mobile?: boolean }).official_mobile,
+      },
+    }),
     usage:
       'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile]',
     summary: 'Register a client; prints its client_secret this once',
@@ -40,6 +48,11 @@ export const clientCommands: Command[] = [
   },
   {
     name: 'clients update',
+    audit: (result, args) => ({
+      action: 'client_updated',
+      subject: `client:${(result as { client_id: string }).client_id}`,
+      details: Object.fromEntries(Object.entries(args.values).filter(([name]) => name !== 'json')),
+    }),
     usage:
       'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
@@ -64,6 +77,10 @@ export const clientCommands: Command[] = [
   },
   {
     name: 'clients rotate-secret',
+    audit: (result) => ({
+      action: 'client_secret_rotated',
+      subject: `client:${(result as { client_id: string }).client_id}`,
+    }),
     usage: 'idp clients rotate-secret CLIENT_ID',
     summary: 'Replace the client_secret; prints the new one this once, the old one stops working at once',
     options: {},

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
+import type { AuditEvent } from '../modules/audit/audit.repository.js';
 
 /** What a command runs against: the same database and services as the server. */
 export interface CommandContext {
@@ -30,6 +31,8 @@ export interface Command {
   /** How many positional arguments it takes (after its name). */
   positionals?: number;
   run(ctx: CommandContext, args: ParsedArgs): Promise<object>;
+  /** For commands that change what the audit log records: the event of a successful run. */
+  audit?(result: object, args: ParsedArgs): Omit<AuditEvent, 'at' | 'actor' | 'ip'>;
   /**
    * A result that is itself a failure (a check that found problems): the message for stderr. The
    * result is still printed, and the exit status is 1.

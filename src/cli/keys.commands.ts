@@ -5,6 +5,7 @@ import type { Command } from './command.js';
 export const keyCommands: Command[] = [
   {
     name: 'keys rotate',
+    audit: (result) => ({ action: 'key_rotated', subject: `key:${(result as { kid: string }).kid}` }),
     usage: 'idp keys rotate',
     summary:
       'Add a new id_token signing key, which signs from then on; older keys keep verifying until retired',
@@ -29,6 +30,7 @@ export const keyCommands: Command[] = [
   },
   {
     name: 'keys retire',
+    audit: (result) => ({ action: 'key_retired', subject: `key:${(result as { kid: string }).kid}` }),
     usage: 'idp keys retire KID',
     summary: 'Stop publishing a key: id_tokens it signed stop verifying (the signing key cannot be retired)',
     options: {},

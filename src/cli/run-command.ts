@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ApiError } from '../lib/errors.js';
+import { recordAudit } from '../modules/audit/audit.repository.js';
+import { auditCommands } from './audit.commands.js';
 import { clientCommands } from './clients.commands.js';
 import { type Command, type CommandContext, type ParsedArgs, UsageError } from './command.js';
 import { keyCommands } from './keys.commands.js';
@@ -18,6 +20,7 @@ export const commands: readonly Command[] = [
   ...keyCommands,
   ...premiumCommands,
   ...walletCommands,
+  ...auditCommands,
 ];
 
 /** What a command printed and how it ended; the same whether it ran here or in the server. */
@@ -139,6 +142,8 @@ export async function executeCommand(prepared: PreparedCommand, ctx: CommandCont
   const { command, args, json } = prepared;
   try {
     const result = await command.run(ctx, args);
+    const event = command.audit?.(result, args);
+    if (event) await recordAudit(ctx.db, { ...event, at: ctx.clock.now(), actor: 'operator' });
     const stdout = json ? JSON.stringify(result) : (command.text ?? formatListing)(result);
     const failed = command.failure?.(result);
     return failed === undefined

@@ -6,6 +6,14 @@ import { type Command, str, UsageError } from './command.js';
 export const walletCommands: Command[] = [
   {
     name: 'wallet credit',
+    audit: (result, args) => {
+      const { transaction } = result as { transaction: { id: string; amount: number } };
+      return {
+        action: 'wallet_credited',
+        subject: `username:${(args.positionals[0] ?? '').toLowerCase()}`,
+        details: { transaction: transaction.id, amount: transaction.amount },
+      };
+    },
     usage: 'idp wallet credit U AMOUNT [--description D] (AMOUNT in coins, at most 2 decimals)',
     summary: "Top up the user's wallet; prints the new balance and the ledger entry",
     options: { description: { type: 'string' } },

@@ -221,6 +221,18 @@ export interface SignInAttemptsTable {
   window_started_at: Timestamp;
 }
 
+/** The append-only audit log (migrations/0009_audit). */
+export interface AuditEventsTable {
+  id: Generated<number>;
+  at: Timestamp;
+  actor: string;
+  action: string;
+  subject: string | null;
+  ip: string | null;
+  /** jsonb: written as JSON text, read as an object. */
+  details: ColumnType<Record<string, unknown>, string, string>;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -241,4 +253,5 @@ export interface Database {
   mobile_challenges: MobileChallengesTable;
   mobile_devices: MobileDevicesTable;
   sign_in_attempts: SignInAttemptsTable;
+  audit_events: AuditEventsTable;
 }

@@ -118,6 +118,8 @@ async function seed(expiresAt: Date): Promise<void> {
     description: 'seed',
     now,
     keyExpiresAt: expiresAt,
+    actor: `client:${clientId}`,
+    ip: null,
   });
   expect(charged.outcome).toBe('charged');
 }

@@ -9,6 +9,7 @@ import { endSession, loadSession, startSession } from '../../http/session.js';
 import { ServerError, Unavailable } from '../../lib/errors.js';
 import { safeReturnPath } from '../../lib/return-to.js';
 import { assetRoutes } from '../assets/assets.routes.js';
+import { auditRequest } from '../audit/audit.repository.js';
 import { listSignedInDevices, signOutDevice } from '../mobile/mobile.service.js';
 import { listAuthorizedApps, revokeAppAccess } from '../oauth/consents.repository.js';
 import { isScope, SCOPES } from '../oauth/scopes.js';
@@ -219,6 +220,14 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         return renderSignIn(request, reply, { flow, username, error: MISSING_CREDENTIALS, status: 400 });
 
       const result = await authenticate(deps, username, password);
+      await auditRequest(deps, request, {
+        actor: result.ok ? `user:${result.user.id}` : 'anonymous',
+        action: result.ok ? 'sign_in' : 'sign_in_failed',
+        subject: result.ok
+          ? `user:${result.user.id}`
+          : `username:${username.trim().toLowerCase().slice(0, 64)}`,
+        details: result.ok ? { via: 'page' } : { via: 'page', reason: result.reason },
+      });
       if (!result.ok) {
         // One message for an unknown user and a wrong password: the page never tells which
         // usernames exist. "Disabled" is said only to someone who knows the password.
@@ -260,6 +269,11 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const result = await signUp(db, clock, { ...values, password: form.password ?? '' });
       if (!result.ok)
         return renderSignUp(request, reply, { flow, values, errors: result.errors, status: 400 });
+      await auditRequest(deps, request, {
+        actor: `user:${result.user.id}`,
+        action: 'sign_up',
+        subject: `user:${result.user.id}`,
+      });
       await startSession(request, reply, deps, result.user.id);
       return reply.redirect(destination(flow), 303);
     },
@@ -344,6 +358,13 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         clientId.length > 0 && clientId.length <= 200
           ? await revokeAppAccess(db, { userId: session.userId, clientId, at: clock.now() })
           : false;
+      if (revoked) {
+        await auditRequest(deps, request, {
+          actor: `user:${session.userId}`,
+          action: 'app_revoked',
+          subject: `client:${clientId}`,
+        });
+      }
       return reply.redirect(`/account?notice=${revoked ? 'revoked' : 'unknown_app'}`, 303);
     },
   );
@@ -367,6 +388,14 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const signedOut =
         deviceId !== undefined &&
         (await signOutDevice(db, { userId: session.userId, deviceId, at: clock.now() }));
+      if (signedOut) {
+        await auditRequest(deps, request, {
+          actor: `user:${session.userId}`,
+          action: 'device_signed_out',
+          subject: `device:${deviceId}`,
+          details: { via: 'account page' },
+        });
+      }
       return reply.redirect(`/account?notice=${signedOut ? 'device_signed_out' : 'unknown_device'}`, 303);
     },
   );

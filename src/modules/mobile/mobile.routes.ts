@@ -3,7 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app.js';
 import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
-import { AccessDenied } from '../../lib/errors.js';
+import { AccessDenied, ApiError } from '../../lib/errors.js';
+import { auditRequest } from '../audit/audit.repository.js';
 import type { ClientRow } from '../clients/clients.repository.js';
 import {
   challengeBodySchema,
@@ -91,7 +92,26 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     },
     async (request, reply) => {
       noStore(reply);
-      return verifyDevice(deps, clientOf(request), request.body, deviceLabel(request));
+      try {
+        const session = await verifyDevice(deps, clientOf(request), request.body, deviceLabel(request));
+        await auditRequest(deps, request, {
+          actor: `user:${String(session.user.id)}`,
+          action: 'device_signed_in',
+          subject: `client:${clientOf(request).client_id}`,
+          details: { device_id: request.body.device_id },
+        });
+        return session;
+      } catch (error) {
+        if (error instanceof ApiError && error.error === 'invalid_grant') {
+          await auditRequest(deps, request, {
+            actor: 'anonymous',
+            action: 'sign_in_failed',
+            subject: `username:${request.body.username.trim().toLowerCase().slice(0, 64)}`,
+            details: { via: 'mobile', device_id: request.body.device_id },
+          });
+        }
+        throw error;
+      }
     },
   );
 
@@ -127,7 +147,14 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       noStore(reply);
       const token = tokens.get(request);
       if (!token) throw new Error('requireDeviceToken did not run on this route');
-      return logoutDevice(deps, clientOf(request), token, request.body);
+      const result = await logoutDevice(deps, clientOf(request), token, request.body);
+      await auditRequest(deps, request, {
+        actor: `user:${token.userId}`,
+        action: 'device_signed_out',
+        subject: `client:${clientOf(request).client_id}`,
+        details: { via: 'mobile logout', device_id: request.body.device_id },
+      });
+      return result;
     },
   );
 };

@@ -5,6 +5,7 @@ import { renderErrorPage, renderPage } from '../../http/pages.js';
 import { loadSession } from '../../http/session.js';
 import { AccessDenied, ApiError, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
+import { auditRequest } from '../audit/audit.repository.js';
 import {
   type AuthorizationRequest,
   AuthorizeRedirectError,
@@ -180,6 +181,12 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         return renderErrorPage(reply, 400, 'This request has expired', EXPIRED_REQUEST);
       }
       const authz = fromPendingRow(row, client);
+      await auditRequest(deps, request, {
+        actor: `user:${session.userId}`,
+        action: decision === 'deny' ? 'consent_denied' : 'consent_allowed',
+        subject: `client:${client.client_id}`,
+        details: { scopes: authz.scopes, email_shared: form.share_email === '1' },
+      });
       if (decision === 'deny') {
         const denied = new AuthorizeRedirectError(
           new AccessDenied('The user denied access.'),
@@ -222,6 +229,12 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const params = formParameters(request);
       const client = await authenticateClient(request, params, deps);
       await revokeToken(deps, client, params);
+      // RFC 7009 answers 200 whether or not the token was known; the log says only that it was asked.
+      await auditRequest(deps, request, {
+        actor: `client:${client.client_id}`,
+        action: 'token_revoked',
+        details: { token_type_hint: params.token_type_hint ?? null },
+      });
       return { ok: true };
     },
   );

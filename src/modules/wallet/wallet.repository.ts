@@ -24,6 +24,9 @@ export interface ChargeRequest {
   description: string;
   now: Date;
   keyExpiresAt: Date;
+  /** For the audit log: who charged (`client:<client_id>`) and from where. */
+  actor: string;
+  ip: string | null;
 }
 
 /** A charge's part of a ledger entry, as `wallet_charge` returns it. */
@@ -44,9 +47,8 @@ export type ChargeOutcome =
 export async function chargeWallet(db: Kysely<Database>, charge: ChargeRequest): Promise<ChargeOutcome> {
   const result = await sql<ChargeEntry & { outcome: ChargeOutcome['outcome'] }>`
     select * from wallet_charge(${charge.clientPk}, ${charge.userId}, ${charge.key}, ${charge.requestHash},
-      ${charge.publicId}, ${charge.amount}, ${charge.description}, ${charge.now}, ${charge.keyExpiresAt})`.execute(
-    db,
-  );
+      ${charge.publicId}, ${charge.amount}, ${charge.description}, ${charge.now}, ${charge.keyExpiresAt},
+      ${charge.actor}, ${charge.ip})`.execute(db);
   const row = result.rows[0];
   if (!row) throw new Error('wallet_charge returned no row');
   const { outcome, ...entry } = row;

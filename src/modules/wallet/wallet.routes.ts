@@ -34,7 +34,12 @@ export const walletRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     if (!client?.wallet || client.disabled_at !== null) {
       throw new AccessDenied('This application does not hold the wallet right.');
     }
-    actors.set(request, { userId: token.userId, clientPk: token.clientPk });
+    actors.set(request, {
+      userId: token.userId,
+      clientPk: token.clientPk,
+      clientId: token.clientId,
+      ip: request.ip,
+    });
   };
   const actor = (request: FastifyRequest): WalletActor => {
     const found = actors.get(request);

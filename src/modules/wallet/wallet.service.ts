@@ -34,6 +34,9 @@ export const IDEMPOTENCY_KEY_LIFETIME_MS = 24 * 3600 * 1000;
 export interface WalletActor {
   userId: number;
   clientPk: number;
+  /** The client's public `client_id`, and the caller's IP, for the audit log. */
+  clientId: string;
+  ip: string;
 }
 
 /** `tx_` and 128 bits of CSPRNG output: transaction ids reveal neither order nor volume. */
@@ -101,6 +104,8 @@ export async function charge(
     description: request.description,
     now,
     keyExpiresAt: new Date(now.getTime() + IDEMPOTENCY_KEY_LIFETIME_MS),
+    actor: `client:${actor.clientId}`,
+    ip: actor.ip,
   });
   walletCharges.inc({ outcome: result.outcome });
   switch (result.outcome) {
