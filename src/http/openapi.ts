@@ -12,13 +12,37 @@ const SECURITY: Record<string, Array<Record<string, string[]>> | undefined> = {
   mobile: [{}, { bearer: [] }],
 };
 
+/** Every error (CONTRACT.md §4). */
+const ERROR_BODY = {
+  description: 'An error: {ok: false, error, error_description} (CONTRACT.md §4)',
+  type: 'object',
+  properties: {
+    ok: { type: 'boolean', enum: [false] },
+    error: { type: 'string', description: 'invalid_request, unauthorized, invalid_token, access_denied, …' },
+    error_description: { type: 'string', description: 'A sentence a developer can act on' },
+  },
+  required: ['ok', 'error', 'error_description'],
+};
+
 /**
  * Each route's zod schemas as JSON Schema (fastify-type-provider-zod), with its catalogue line as
- * the summary and its kind of authentication as the security requirement, so the OpenAPI document
- * and the catalogue are built from the same declarations.
+ * the summary, its kind of authentication as the security requirement, and the error body for
+ * 4xx and 5xx answers, so the OpenAPI document and the catalogue are built from the same
+ * declarations.
  */
 const transform: Transform = (input) => {
-  const { schema, url } = jsonSchemaTransform(input) as { schema: Record<string, unknown>; url: string };
+  const { schema: transformed, url } = jsonSchemaTransform(input) as {
+    schema: Record<string, unknown> | undefined;
+    url: string;
+  };
+  const converted = transformed ?? {};
+  const isPage = (input.route.config as { auth?: string } | undefined)?.auth === 'browser';
+  const schema = isPage
+    ? converted
+    : {
+        ...converted,
+        response: { ...(converted.response as object | undefined), '4xx': ERROR_BODY, '5xx': ERROR_BODY },
+      };
   const config = input.route.config as { auth?: string; description?: string } | undefined;
   const security = config?.auth ? SECURITY[config.auth] : undefined;
   return {

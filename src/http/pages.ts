@@ -6,7 +6,7 @@ import { stylesheet } from '../modules/assets/stylesheet.js';
  * views/layout.ejs (which receives the page's HTML as `body`). Templates escape every value with
  * `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw.
  */
-export type PageTemplate = 'signin' | 'signup' | 'account' | 'consent' | 'error';
+export type PageTemplate = 'signin' | 'signup' | 'account' | 'consent' | 'error' | 'reference';
 
 /** The name the pages use for the service. */
 export const SERVICE_NAME = 'idp';
@@ -17,6 +17,7 @@ const TITLES: Record<PageTemplate, string> = {
   account: 'Your account',
   consent: 'Allow access?',
   error: 'Something went wrong',
+  reference: 'API reference',
 };
 
 /**

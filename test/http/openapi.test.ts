@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
@@ -26,9 +27,35 @@ function operation(method: string, path: string): Record<string, unknown> {
 }
 
 describe('the OpenAPI document', () => {
-  it('is OpenAPI 3.1 for this service', () => {
+  it('is a valid OpenAPI 3.1 document for this service', async () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.servers).toEqual([{ url: t.config.PUBLIC_URL }]);
+    const result = await new Validator().validate(doc as never);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+  });
+
+  it('documents the error body for 4xx and 5xx answers of the API', () => {
+    const responses = operation('GET', '/api/v1/me').responses as Record<
+      string,
+      { content: Record<string, { schema: { required: string[] } }> }
+    >;
+    for (const range of ['4XX', '5XX']) {
+      expect(responses[range]?.content['application/json']?.schema.required).toEqual([
+        'ok',
+        'error',
+        'error_description',
+      ]);
+    }
+  });
+
+  it('is readable as a page at /api/v1/docs', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/docs' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain('<code>POST /api/v1/wallet/charge</code>');
+    expect(res.body).toContain('<code>idempotency_key</code> (required)');
+    expect(res.body).toContain('<code>GET /api/users/search</code>');
   });
 
   it('describes every route of the catalogue, with its catalogue line as the summary', async () => {
@@ -37,7 +64,7 @@ describe('the OpenAPI document', () => {
     };
     expect(catalogue.routes.length).toBeGreaterThan(30);
     for (const route of catalogue.routes) {
-      if (route.path === '/api/v1/openapi.json') continue;
+      if (route.path === '/api/v1/openapi.json' || route.path === '/api/v1/docs') continue;
       const path = route.path.replace(/:(\w+)/g, '{$1}');
       expect(operation(route.method, path)).toMatchObject({ summary: route.description, tags: [route.auth] });
     }
