@@ -12,6 +12,7 @@ import {
   Unauthorized,
   Unavailable,
 } from '../lib/errors.js';
+import { renderErrorPage } from './pages.js';
 import type { RouteRegistry } from './route-registry.js';
 
 interface ValidationIssue {
@@ -81,6 +82,16 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
 }
 
 /** Installs the one error handler, the 404/405 handler, and the 503 answer while shutting down. */
+/** Titles of the error page by status. */
+const PAGE_TITLES: Record<number, string> = {
+  400: 'This request is not valid',
+  403: 'Not allowed',
+  404: 'Not found',
+  413: 'Too much data',
+  429: 'Too many attempts',
+  503: 'Temporarily unavailable',
+};
+
 export function installErrorHandling(app: FastifyInstance, registry: RouteRegistry): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
@@ -90,6 +101,16 @@ export function installErrorHandling(app: FastifyInstance, registry: RouteRegist
       request.log.warn({ err: apiError.cause ?? error }, 'service unavailable');
     } else if (apiError.detail) {
       request.log.info({ error: apiError.error, detail: apiError.detail }, 'request refused');
+    }
+    // A browser on a page (or the authorize endpoint) gets a page; every other caller the JSON body.
+    if (request.routeOptions.config?.auth === 'browser') {
+      reply.headers(apiError.headers);
+      return renderErrorPage(
+        reply,
+        apiError.status,
+        PAGE_TITLES[apiError.status] ?? 'Something went wrong',
+        apiError.description,
+      );
     }
     return sendApiError(reply, apiError);
   });

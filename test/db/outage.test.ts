@@ -71,6 +71,19 @@ describe('a database outage', () => {
       ],
     });
 
+    // A page that needs the database answers with a 503 page, an API with the 503 JSON body.
+    const page = await app.inject({
+      method: 'GET',
+      url: '/api/v1/oauth/authorize?response_type=code&client_id=pk_any&redirect_uri=https%3A%2F%2Fsite.example%2Fcb',
+    });
+    expect(page.statusCode).toBe(503);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expectApiError(
+      await app.inject({ method: 'GET', url: '/api/v1/me', headers: { authorization: 'Bearer at_any' } }),
+      503,
+      'unavailable',
+    );
+
     await proxy.start();
     await expect
       .poll(async () => (await app.inject({ method: 'GET', url: '/health/ready' })).statusCode, {
