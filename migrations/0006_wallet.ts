@@ -41,17 +41,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('wallet_transactions')
     .columns(['user_id', 'client_pk', 'id desc'])
     .execute();
+  // Shared by every append-only table (the audit log of migrations/0009 too).
   await sql`
-    create function wallet_transactions_append_only() returns trigger language plpgsql as $$
+    create function refuse_change_of_append_only() returns trigger language plpgsql as $$
     begin
-      raise exception 'wallet_transactions is append-only: % is not allowed', tg_op
+      raise exception '% is append-only: % is not allowed', tg_table_name, tg_op
         using errcode = 'restrict_violation';
     end
     $$`.execute(db);
   await sql`
     create trigger wallet_transactions_append_only
     before update or delete on wallet_transactions
-    for each row execute function wallet_transactions_append_only()`.execute(db);
+    for each row execute function refuse_change_of_append_only()`.execute(db);
 
   // A charge's idempotency key, scoped per client and user. The row is written in the charge's own
   // transaction, so a concurrent request with the same key waits on its unique index until the
@@ -164,6 +165,6 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop function wallet_charge`.execute(db);
   await db.schema.dropTable('wallet_idempotency_keys').execute();
   await db.schema.dropTable('wallet_transactions').execute();
-  await sql`drop function wallet_transactions_append_only()`.execute(db);
+  await sql`drop function refuse_change_of_append_only()`.execute(db);
   await db.schema.dropTable('wallets').execute();
 }

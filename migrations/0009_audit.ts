@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 /**
  * The audit log: sign-ins and failed sign-ins, consents, revocations, client and key changes,
  * charges and credits, with who, what, when and from where. Append-only, like the wallet ledger:
- * a trigger refuses updates and deletes.
+ * the trigger function of migrations/0006 refuses updates and deletes.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -21,18 +21,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('audit_events_at_idx').on('audit_events').column('at').execute();
   await sql`
-    create function audit_events_append_only() returns trigger language plpgsql as $$
-    begin
-      raise exception 'audit_events is append-only: % is not allowed', tg_op
-        using errcode = 'restrict_violation';
-    end
-    $$`.execute(db);
-  await sql`
     create trigger audit_events_append_only before update or delete on audit_events
-    for each row execute function audit_events_append_only()`.execute(db);
+    for each row execute function refuse_change_of_append_only()`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('audit_events').execute();
-  await sql`drop function audit_events_append_only()`.execute(db);
 }

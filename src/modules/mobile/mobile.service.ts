@@ -74,6 +74,25 @@ function signedByKey(publicKey: string, signature: string, challenge: string, de
   }
 }
 
+/**
+ * Uses up the challenge a verify or refresh presents (whatever happens next).
+ * @throws InvalidGrant when it is unknown, used, expired, or another client's or device's.
+ */
+async function useChallenge(
+  deps: AppDeps,
+  client: ClientRow,
+  input: { challenge: string; device_id: string },
+  now: Date,
+): Promise<void> {
+  const fresh = await consumeChallenge(deps.db, {
+    hash: hashSecret(input.challenge),
+    clientPk: client.id,
+    deviceId: input.device_id,
+    now,
+  });
+  if (!fresh) throw new InvalidGrant(REFUSED);
+}
+
 /** POST /api/v1/mobile/challenge: a single-use nonce for this device, valid CHALLENGE_TTL_SECONDS. */
 export async function issueChallenge(
   deps: AppDeps,
@@ -130,13 +149,8 @@ export async function verifyDevice(
   label: string,
 ): Promise<SessionResponse> {
   const now = deps.clock.now();
-  const fresh = await consumeChallenge(deps.db, {
-    hash: hashSecret(input.challenge),
-    clientPk: client.id,
-    deviceId: input.device_id,
-    now,
-  });
-  if (!fresh || !signedByKey(input.public_key, input.signature, input.challenge, input.device_id)) {
+  await useChallenge(deps, client, input, now);
+  if (!signedByKey(input.public_key, input.signature, input.challenge, input.device_id)) {
     throw new InvalidGrant(REFUSED);
   }
   const signIn = await authenticate(deps, input.username, input.password);
@@ -191,13 +205,7 @@ export async function refreshDevice(
   input: RefreshBody,
 ): Promise<SessionResponse> {
   const now = deps.clock.now();
-  const fresh = await consumeChallenge(deps.db, {
-    hash: hashSecret(input.challenge),
-    clientPk: client.id,
-    deviceId: input.device_id,
-    now,
-  });
-  if (!fresh) throw new InvalidGrant(REFUSED);
+  await useChallenge(deps, client, input, now);
   const tokenHash = hashSecret(input.refresh_token);
 
   const outcome = await deps.db.transaction().execute(async (trx) => {
