@@ -34,11 +34,13 @@ export interface BenchResults {
     connections: number;
     searchConnections: number;
     searchSizes: number[];
-    oidcProviderReference: { userinfo: number; codeExchange: number; ceiling: number };
+    oidcProviderReference: { userinfo: number; codeExchange: number; refresh?: number; ceiling: number };
   };
   results: ResultRow[];
   searchPlans: Record<string, string>;
   ledgerCheck: LedgerCheck | null;
+  /** Resident memory of the server (MiB): idle after start, and the highest seen under load. */
+  memory?: { idleRssMb: number; peakRssMb: number };
 }
 
 export function writeMarkdown(json: BenchResults): void {
@@ -60,9 +62,17 @@ export function writeMarkdown(json: BenchResults): void {
         `| ${row.scenario} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${row.ofCeiling === null ? '–' : `${(row.ofCeiling * 100).toFixed(1)}%`} | ${row.oidcProviderScaled ?? '–'} | ${row.vsOidcProvider === null ? '–' : `${row.vsOidcProvider.toFixed(2)}×`} | ${row.meetsTarget === null ? '–' : row.meetsTarget ? 'pass' : 'fail'} |`,
     ),
     '',
-    `oidc-provider is not re-measured by this run: its figures (userinfo ${reference.userinfo}/s, code exchange ${reference.codeExchange}/s, next to a bare Fastify route at ${reference.ceiling}/s, oidc-provider 9 with its in-memory store, same pinning) are scaled by this run's ceiling (×${scale.toFixed(2)}).`,
+    `oidc-provider is not re-measured by this run: its figures (userinfo ${reference.userinfo}/s, code exchange ${reference.codeExchange}/s${reference.refresh ? `, refresh ${reference.refresh}/s` : ''}, next to a bare Fastify route at ${reference.ceiling}/s, oidc-provider 9 with its in-memory store, same pinning) are scaled by this run's ceiling (×${scale.toFixed(2)}).`,
     '',
   ];
+  if (json.memory) {
+    lines.push(
+      '## Memory',
+      '',
+      `Resident set size of the server: ${json.memory.idleRssMb} MiB idle after start, at most ${json.memory.peakRssMb} MiB under the load of this run.`,
+      '',
+    );
+  }
   const walletRows = rows.filter((row) => row.scenario.startsWith('wallet charges'));
   if (walletRows.length > 0) {
     const target = (row: Measurement) => (row.scenario.includes('hot wallet') ? 300 : 1500);

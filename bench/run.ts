@@ -11,7 +11,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -63,12 +63,23 @@ const hasTaskset = (() => {
  * a bare Fastify route at REFERENCE_CEILING requests/s. A run compares against these scaled by its
  * own ceiling, since absolute numbers drift between machines and runs.
  */
-const OIDC_PROVIDER_REFERENCE = { userinfo: 5600, codeExchange: 1500 };
+const OIDC_PROVIDER_REFERENCE = { userinfo: 5600, codeExchange: 1500, refresh: 1700 };
 const REFERENCE_CEILING = 65_000;
 
 function pinned(command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   const [file, argv] = hasTaskset ? ['taskset', ['-c', '0', command, ...args]] : [command, args];
   return spawn(file, argv, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Resident set size of a process in MiB, from /proc (0 where there is no /proc). */
+function rssMb(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
+    return Math.round(kb / 1024);
+  } catch {
+    return 0;
+  }
 }
 
 async function waitForListening(child: ChildProcess): Promise<string> {
@@ -235,10 +246,45 @@ async function main(): Promise<void> {
       await database.db.insertInto('authorization_codes').values(batch).execute();
     }
 
+    // Refresh tokens for every refresh of every run (each works once: it rotates), on a grant per user.
+    const refreshNeeded = 3000 * (WARMUP + SECONDS * RUNS);
+    const refreshGrants: number[] = [];
+    for (const userId of userIds) {
+      const grant = await insertGrant(database.db, {
+        userId,
+        clientPk: clientRow.id,
+        scopes,
+        codeHash: null,
+        authTime: now,
+        at: now,
+      });
+      refreshGrants.push(grant.id);
+    }
+    const refreshTokens: string[] = [];
+    for (let offset = 0; offset < refreshNeeded; offset += 1000) {
+      const batch = Array.from({ length: Math.min(1000, refreshNeeded - offset) }, (_, i) => {
+        const token = generateSecret('refreshToken');
+        refreshTokens.push(token);
+        return {
+          token_hash: hashSecret(token),
+          grant_id: refreshGrants[(offset + i) % refreshGrants.length] as number,
+          created_at: now,
+          expires_at: new Date(now.getTime() + 24 * 3600_000),
+        };
+      });
+      await database.db.insertInto('refresh_tokens').values(batch).execute();
+    }
+
     // BENCH_PROFILE=1: a V8 CPU profile of the server in bench/profiles/ (open it in Chrome DevTools).
     const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : [];
+    // The server runs the compiled build, as the Docker image does (no tsx in its memory or CPU).
+    execFileSync(path.join(projectRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
+      cwd: projectRoot,
+      stdio: 'inherit',
+    });
     const server = pinned(process.execPath, [...profileArgs, 'bin/server.js'], {
       ...process.env,
+      IDP_RUN_BUILD: '1',
       DATABASE_URL: databaseUrl,
       PORT: '3900',
       HOST: '127.0.0.1',
@@ -263,6 +309,14 @@ async function main(): Promise<void> {
     children.push(ceiling);
     await waitForListening(ceiling);
 
+    // Resident memory of the server: once idle, then the highest seen while it is under load.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const idleRssMb = rssMb(server.pid);
+    let peakRssMb = idleRssMb;
+    const sampler = setInterval(() => {
+      peakRssMb = Math.max(peakRssMb, rssMb(server.pid));
+    }, 250);
+
     const results: Measurement[] = [];
     results.push(await measure('bare Fastify JSON route (ceiling)', 'http://127.0.0.1:3901/', {}));
     let tokenIndex = 0;
@@ -274,6 +328,11 @@ async function main(): Promise<void> {
           next: () => ({ headers: { authorization: `Bearer ${tokens[tokenIndex++ % tokens.length]}` } }),
         },
       ),
+    );
+    results.push(
+      await measure(`/me (${tokens.length} distinct tokens)`, 'http://127.0.0.1:3900/api/v1/me', {
+        next: () => ({ headers: { authorization: `Bearer ${tokens[tokenIndex++ % tokens.length]}` } }),
+      }),
     );
     let codeIndex = 0;
     const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
@@ -288,6 +347,18 @@ async function main(): Promise<void> {
     );
     if (codeIndex > codes.length)
       console.warn(`codes ran out: ${codeIndex} requests for ${codes.length} codes`);
+    let refreshIndex = 0;
+    results.push(
+      await measure('refresh token grant', 'http://127.0.0.1:3900/api/v1/oauth/token', {
+        method: 'POST',
+        next: () => ({
+          headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+          body: `grant_type=refresh_token&refresh_token=${refreshTokens[refreshIndex++ % refreshTokens.length]}`,
+        }),
+      }),
+    );
+    if (refreshIndex > refreshTokens.length)
+      console.warn(`refresh tokens ran out: ${refreshIndex} requests for ${refreshTokens.length} tokens`);
 
     // Wallet charges (distinct idempotency keys) spread over every user, then on one hot wallet.
     // Every user is credited far more than the runs can spend, so every charge should succeed.
@@ -356,7 +427,8 @@ async function main(): Promise<void> {
         );
       }
     }
-    report(results, plans, ledgerCheck);
+    clearInterval(sampler);
+    report(results, plans, ledgerCheck, { idleRssMb, peakRssMb });
   } finally {
     for (const child of children) await stop(child);
     await database.close();
@@ -378,7 +450,12 @@ async function waitForPort(url: string): Promise<void> {
   throw new Error(`${url} did not answer`);
 }
 
-function report(measured: Measurement[], plans: Record<string, string>, ledgerCheck?: LedgerCheck): void {
+function report(
+  measured: Measurement[],
+  plans: Record<string, string>,
+  ledgerCheck: LedgerCheck | undefined,
+  memory: { idleRssMb: number; peakRssMb: number },
+): void {
   // Scenarios BENCH_ONLY skipped are left out; without the ceiling there are no ratios.
   const results = measured.filter((result) => result.runs.length > 0);
   const ceiling =
@@ -388,7 +465,9 @@ function report(measured: Measurement[], plans: Record<string, string>, ledgerCh
       ? OIDC_PROVIDER_REFERENCE.userinfo
       : scenario.startsWith('authorization code')
         ? OIDC_PROVIDER_REFERENCE.codeExchange
-        : undefined;
+        : scenario.startsWith('refresh')
+          ? OIDC_PROVIDER_REFERENCE.refresh
+          : undefined;
   const scale = ceiling / REFERENCE_CEILING;
   const rows = results.map((result) => {
     const ref = reference(result.scenario);
@@ -416,6 +495,7 @@ function report(measured: Measurement[], plans: Record<string, string>, ledgerCh
     results: rows,
     searchPlans: plans,
     ledgerCheck: ledgerCheck ?? null,
+    memory,
   };
   writeFileSync(path.join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(json, null, 2)}\n`);
   writeMarkdown(json);
