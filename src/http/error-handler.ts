@@ -87,7 +87,9 @@ const PAGE_TITLES: Record<number, string> = {
   400: 'This request is not valid',
   403: 'Not allowed',
   404: 'Not found',
+  405: 'Not allowed',
   413: 'Too much data',
+  415: 'This request is not valid',
   429: 'Too many attempts',
   503: 'Temporarily unavailable',
 };
@@ -102,7 +104,8 @@ export function installErrorHandling(app: FastifyInstance, registry: RouteRegist
     } else if (apiError.detail) {
       request.log.info({ error: apiError.error, detail: apiError.detail }, 'request refused');
     }
-    // A browser on a page (or the authorize endpoint) gets a page; every other caller the JSON body.
+    // A browser on a page (or the authorize endpoint) gets a page, with the contract's status and
+    // headers (Retry-After on 429); every other caller the JSON body.
     if (request.routeOptions.config?.auth === 'browser') {
       reply.headers(apiError.headers);
       return renderErrorPage(

@@ -1,12 +1,10 @@
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app.js';
 import { issueCsrfToken, verifyCsrfToken } from '../../http/csrf.js';
-import { toApiError } from '../../http/error-handler.js';
 import { renderErrorPage, renderPage } from '../../http/pages.js';
 import { endSession, loadSession, startSession } from '../../http/session.js';
-import { ServerError, Unavailable } from '../../lib/errors.js';
 import { safeReturnPath } from '../../lib/return-to.js';
 import { assetRoutes } from '../assets/assets.routes.js';
 import { auditRequest } from '../audit/audit.repository.js';
@@ -93,17 +91,6 @@ const ACCOUNT_NOTICES: Record<string, string> = {
 const ECHO_MAX_LENGTH = 256;
 const echo = (value: string | undefined) => (value ?? '').slice(0, ECHO_MAX_LENGTH);
 
-const ERROR_TITLES: Record<number, string> = {
-  400: 'This request is not valid',
-  403: 'Not allowed',
-  404: 'Not found',
-  405: 'Not allowed',
-  413: 'Too much data',
-  415: 'This request is not valid',
-  429: 'Too many attempts',
-  503: 'Temporarily unavailable',
-};
-
 function rejectForgedForm(reply: FastifyReply): FastifyReply {
   // The token is missing or not this browser's: the form did not come from our page (CSRF), or the
   // CSRF cookie expired or was cleared.
@@ -142,18 +129,6 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   // Pages and their redirects carry session cookies and CSRF tokens: never stored by any cache.
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('cache-control', 'no-store');
-  });
-
-  // The errors of these routes reach a browser: an HTML page with the contract's status and
-  // headers (Retry-After on 429), never JSON.
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const apiError = toApiError(error);
-    if (apiError instanceof ServerError) request.log.error({ err: error }, 'unhandled error');
-    else if (apiError instanceof Unavailable)
-      request.log.warn({ err: apiError.cause ?? error }, 'service unavailable');
-    reply.headers(apiError.headers);
-    const title = ERROR_TITLES[apiError.status] ?? 'Something went wrong';
-    return renderErrorPage(reply, apiError.status, title, apiError.description);
   });
 
   function renderSignIn(
