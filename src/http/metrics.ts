@@ -1,8 +1,8 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import { Unauthorized } from '../lib/errors.js';
+import { hashSecret, secretMatchesHash } from '../lib/secrets.js';
 
 /** Every metric of the process (Prometheus text format at GET /metrics). */
 export const metricsRegistry = new Registry();
@@ -59,12 +59,6 @@ new Gauge({
   },
 });
 
-function sameSecret(presented: string, expected: string): boolean {
-  const a = Buffer.from(presented);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /**
  * Counts every answer by route pattern (never the raw URL, so unknown paths cannot grow the label
  * set) and, when METRICS_TOKEN is set, serves GET /metrics to callers presenting it as a bearer
@@ -77,8 +71,8 @@ export function installMetrics(app: FastifyInstance, config: Config, stats?: () 
     httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
   });
-  const token = config.METRICS_TOKEN;
-  if (!token) return;
+  if (!config.METRICS_TOKEN) return;
+  const tokenHash = hashSecret(config.METRICS_TOKEN);
   app.get(
     '/metrics',
     {
@@ -90,7 +84,8 @@ export function installMetrics(app: FastifyInstance, config: Config, stats?: () 
     },
     async (request, reply) => {
       const presented = /^bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
-      if (!sameSecret(presented, token)) throw new Unauthorized('Send the METRICS_TOKEN as a bearer token.');
+      if (!secretMatchesHash(presented, tokenHash))
+        throw new Unauthorized('Send the METRICS_TOKEN as a bearer token.');
       reply.header('cache-control', 'no-store').type(metricsRegistry.contentType);
       return metricsRegistry.metrics();
     },
