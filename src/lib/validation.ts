@@ -17,3 +17,8 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
 export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown })?.code === '23505';
 }
+
+/** PostgreSQL's check_violation (SQLSTATE 23514): a CHECK constraint refused the row. */
+export function isCheckViolation(error: unknown): boolean {
+  return (error as { code?: unknown })?.code === '23514';
+}

@@ -29,14 +29,14 @@ export interface ChargeRequest {
   ip: string | null;
 }
 
-/** A charge's part of a ledger entry, as `wallet_charge` returns it. */
-export type ChargeEntry = Pick<
+/** The fields of a ledger entry that the API shows (`wallet_charge` returns these of a charge). */
+export type PresentedEntry = Pick<
   LedgerEntry,
-  'public_id' | 'amount' | 'balance_after' | 'description' | 'idempotency_key' | 'created_at'
+  'public_id' | 'type' | 'amount' | 'balance_after' | 'description' | 'idempotency_key' | 'created_at'
 >;
 
 export type ChargeOutcome =
-  | { outcome: 'charged' | 'replayed'; entry: ChargeEntry }
+  | { outcome: 'charged' | 'replayed'; entry: PresentedEntry }
   | { outcome: 'conflict' | 'insufficient_funds' };
 
 /**
@@ -45,14 +45,16 @@ export type ChargeOutcome =
  * already recorded under the key. One statement is one transaction: all of it happens or none.
  */
 export async function chargeWallet(db: Kysely<Database>, charge: ChargeRequest): Promise<ChargeOutcome> {
-  const result = await sql<ChargeEntry & { outcome: ChargeOutcome['outcome'] }>`
+  const result = await sql<Omit<PresentedEntry, 'type'> & { outcome: ChargeOutcome['outcome'] }>`
     select * from wallet_charge(${charge.clientPk}, ${charge.userId}, ${charge.key}, ${charge.requestHash},
       ${charge.publicId}, ${charge.amount}, ${charge.description}, ${charge.now}, ${charge.keyExpiresAt},
       ${charge.actor}, ${charge.ip})`.execute(db);
   const row = result.rows[0];
   if (!row) throw new Error('wallet_charge returned no row');
   const { outcome, ...entry } = row;
-  return outcome === 'charged' || outcome === 'replayed' ? { outcome, entry } : { outcome };
+  return outcome === 'charged' || outcome === 'replayed'
+    ? { outcome, entry: { ...entry, type: 'charge' } }
+    : { outcome };
 }
 
 /** Credits the wallet (creating it on first use) and appends the credit to the ledger, in one statement. */

@@ -4,18 +4,17 @@ import type { Database } from '../../db/schema.js';
 import { walletCharges } from '../../http/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import { IdempotencyConflict, InsufficientFunds, InvalidRequest, NotFound } from '../../lib/errors.js';
-import { parseInput } from '../../lib/validation.js';
+import { isCheckViolation, parseInput } from '../../lib/validation.js';
 import { findUserByUsername } from '../accounts/accounts.repository.js';
 import {
-  type ChargeEntry,
   chargeWallet,
   countWallets,
   creditWallet,
   findBalance,
   findLedgerMismatches,
-  type LedgerEntry,
   type LedgerMismatch,
   listClientEntries,
+  type PresentedEntry,
 } from './wallet.repository.js';
 import {
   amountSchema,
@@ -44,10 +43,10 @@ function newTransactionId(): string {
   return `tx_${randomBytes(16).toString('base64url')}`;
 }
 
-export function presentTransaction(entry: ChargeEntry & { type?: LedgerEntry['type'] }): TransactionPayload {
+export function presentTransaction(entry: PresentedEntry): TransactionPayload {
   return {
     id: entry.public_id,
-    type: entry.type ?? 'charge',
+    type: entry.type,
     amount: toCoins(entry.amount),
     currency: CURRENCY,
     description: entry.description,
@@ -118,7 +117,7 @@ export async function charge(
   }
 }
 
-function chargeBody(entry: ChargeEntry): ChargeOutcome['body'] {
+function chargeBody(entry: PresentedEntry): ChargeOutcome['body'] {
   return { ok: true, transaction: presentTransaction(entry), balance: toCoins(entry.balance_after) };
 }
 
@@ -180,7 +179,7 @@ export async function credit(
     });
     return { balance: toCoins(entry.balance_after), transaction: presentTransaction(entry) };
   } catch (error) {
-    if ((error as { code?: unknown }).code === '23514') {
+    if (isCheckViolation(error)) {
       throw new InvalidRequest('This credit would take the balance past the largest one a wallet can hold.');
     }
     throw error;
