@@ -52,6 +52,22 @@ export function extractBearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
+const tokenHashes = new WeakMap<FastifyRequest, string>();
+
+/**
+ * SHA-256 of the request's bearer token, computed once per request: the rate limit and the
+ * authentication both key on it. Undefined when the Authorization header holds no bearer token.
+ */
+export function bearerTokenHash(request: FastifyRequest): string | undefined {
+  const known = tokenHashes.get(request);
+  if (known !== undefined) return known;
+  const token = BEARER_CREDENTIALS.exec(request.headers.authorization ?? '')?.[1];
+  if (token === undefined) return undefined;
+  const tokenHash = hashSecret(token);
+  tokenHashes.set(request, tokenHash);
+  return tokenHash;
+}
+
 /**
  * Authenticates the request's bearer token with one indexed query (the token by its hash, joined
  * with its grant, user and client).
@@ -65,7 +81,7 @@ export async function authenticateBearer(
   deps: Pick<AppDeps, 'db' | 'clock' | 'tokenCache'>,
 ): Promise<AccessTokenContext> {
   const token = extractBearerToken(request);
-  const tokenHash = hashSecret(token);
+  const tokenHash = bearerTokenHash(request) ?? hashSecret(token);
   const now = deps.clock.now().getTime();
   const cached = deps.tokenCache?.get(tokenHash, now);
   if (cached) return cached;

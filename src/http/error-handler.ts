@@ -81,7 +81,6 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
   return reply.code(error.status).headers(error.headers).send(error.toBody());
 }
 
-/** Installs the one error handler, the 404/405 handler, and the 503 answer while shutting down. */
 /** Titles of the error page by status. */
 const PAGE_TITLES: Record<number, string> = {
   400: 'This request is not valid',
@@ -94,6 +93,7 @@ const PAGE_TITLES: Record<number, string> = {
   503: 'Temporarily unavailable',
 };
 
+/** Installs the one error handler, the 404/405 handler, and the 503 answer while shutting down. */
 export function installErrorHandling(app: FastifyInstance, registry: RouteRegistry): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
@@ -134,13 +134,14 @@ export function installErrorHandling(app: FastifyInstance, registry: RouteRegist
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  // Synchronous hooks (with `done`): they run on every request and cost no promise.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (closing) {
-      reply.header('connection', 'close');
-      return sendApiError(reply, new Unavailable('The server is shutting down; retry on another instance.'));
-    }
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
+    reply.header('connection', 'close');
+    sendApiError(reply, new Unavailable('The server is shutting down; retry on another instance.'));
   });
 }

@@ -44,6 +44,9 @@ const SECRET_FIELDS = [
   'authorization',
 ];
 
+/** Objects a log line may carry whose secret fields are redacted too (`body.password`, …). */
+const LOGGED_CONTAINERS = ['body', 'query', 'params', 'headers', 'input', 'data', 'user', 'client', 'detail'];
+
 /** pino with the request serializers and the redaction list of the service. */
 export function createLogger(
   config: Pick<Config, 'LOG_LEVEL'>,
@@ -52,14 +55,16 @@ export function createLogger(
   return pino(
     {
       level: config.LOG_LEVEL,
+      // Explicit paths rather than wildcards: pino applies a wildcard redaction to the bindings
+      // of every child logger, that is, once per request; explicit paths cost only on the lines
+      // that carry those keys.
       redact: {
         paths: [
           'req.headers.authorization',
           'req.headers.cookie',
           'res.headers["set-cookie"]',
           ...SECRET_FIELDS,
-          ...SECRET_FIELDS.map((field) => `*.${field}`),
-          ...SECRET_FIELDS.map((field) => `*.*.${field}`),
+          ...LOGGED_CONTAINERS.flatMap((container) => SECRET_FIELDS.map((field) => `${container}.${field}`)),
         ],
         censor: '[REDACTED]',
       },

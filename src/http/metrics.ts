@@ -39,6 +39,11 @@ export const walletCharges = new Counter({
   registers: [metricsRegistry],
 });
 
+interface RouteMetrics {
+  duration: Histogram.Internal<'method' | 'route'>;
+  byStatus: Map<number, Counter.Internal>;
+}
+
 export interface PoolStats {
   total: number;
   idle: number;
@@ -66,10 +71,25 @@ new Gauge({
  */
 export function installMetrics(app: FastifyInstance, config: Config, stats?: () => PoolStats): void {
   if (stats) poolStats = stats;
-  app.addHook('onResponse', async (request, reply) => {
+  // Label children are looked up once per route and status: prom-client hashes the label set on
+  // every call otherwise, and this hook runs on every request.
+  const routes = new Map<string, RouteMetrics>();
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
-    httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
-    httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+    const key = `${request.method} ${route}`;
+    let metrics = routes.get(key);
+    if (!metrics) {
+      metrics = { duration: httpDuration.labels({ method: request.method, route }), byStatus: new Map() };
+      routes.set(key, metrics);
+    }
+    let count = metrics.byStatus.get(reply.statusCode);
+    if (!count) {
+      count = httpRequests.labels({ method: request.method, route, status: String(reply.statusCode) });
+      metrics.byStatus.set(reply.statusCode, count);
+    }
+    count.inc();
+    metrics.duration.observe(reply.elapsedTime / 1000);
+    done();
   });
   if (!config.METRICS_TOKEN) return;
   const tokenHash = hashSecret(config.METRICS_TOKEN);

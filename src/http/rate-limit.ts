@@ -1,31 +1,141 @@
-import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis } from 'ioredis';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Redis, type Result } from 'ioredis';
 import type { Config } from '../config.js';
 import { RateLimited } from '../lib/errors.js';
-import { hashSecret } from '../lib/secrets.js';
+import { bearerTokenHash } from './bearer-auth.js';
 
-/** The answer of one limiter for one request (the shape of @fastify/rate-limit's createRateLimit). */
-interface LimitResult {
-  isAllowed: boolean;
-  isExceeded: boolean;
-  max: number;
-  remaining: number;
-  ttlInSeconds: number;
+const MINUTE_MS = 60_000;
+
+/** The count of one key in its current window. */
+export interface WindowCount {
+  count: number;
+  /** When the window ends (ms since the epoch). */
+  resetAt: number;
 }
-type Limiter = (request: FastifyRequest) => Promise<LimitResult>;
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    createRateLimit(options: {
-      max: number;
-      timeWindow: number;
-      keyGenerator: (request: FastifyRequest) => string;
-    }): Limiter;
+/**
+ * Where the counts live. `hit` counts one request against `key` in a fixed window of `windowMs`
+ * starting with the key's first request, and answers the count so far; `undefined` when the store
+ * is unavailable (the request is then let through).
+ */
+export interface CounterStore {
+  hit(key: string, windowMs: number): WindowCount | undefined | Promise<WindowCount | undefined>;
+  close(): void;
+}
+
+/**
+ * Counts in the process (one instance). A Map keeps its keys in insertion order and a key whose
+ * window ended is re-inserted, so with one window length the oldest windows are always first:
+ * every new window sweeps the ended ones from the front, and memory holds only live keys. Past
+ * `maxKeys` live keys (an attack from very many addresses), the oldest key is forgotten.
+ */
+export class MemoryCounterStore implements CounterStore {
+  private readonly windows = new Map<string, WindowCount>();
+
+  constructor(
+    private readonly maxKeys = 200_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  hit(key: string, windowMs: number): WindowCount {
+    const now = this.now();
+    let window = this.windows.get(key);
+    if (window === undefined || window.resetAt <= now) {
+      this.windows.delete(key);
+      for (const [oldKey, old] of this.windows) {
+        if (old.resetAt > now && this.windows.size < this.maxKeys) break;
+        this.windows.delete(oldKey);
+      }
+      window = { count: 0, resetAt: now + windowMs };
+      this.windows.set(key, window);
+    }
+    window.count++;
+    return window;
+  }
+
+  get size(): number {
+    return this.windows.size;
+  }
+
+  close(): void {
+    this.windows.clear();
   }
 }
 
-const MINUTE_MS = 60_000;
+/** INCR, with the window's expiry set by the key's first request; answers [count, ms left]. */
+const HIT_SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    idpRateHit(key: string, windowMs: number): Result<[number, number], Context>;
+  }
+}
+
+/**
+ * Counts in Redis, shared by every instance: one atomic script per request. A Redis that is down
+ * or slower than 500 ms lets the request through and logs a warning (at most one per 10 s): an
+ * outage of the limiter should not become an outage of sign-in.
+ */
+export class RedisCounterStore implements CounterStore {
+  private lastWarning = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly log: FastifyBaseLogger,
+    private readonly prefix = 'idp:rate:',
+  ) {
+    redis.defineCommand('idpRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    redis.on('error', (error) => this.warn(error));
+  }
+
+  /** Connects; a Redis that is down at startup leaves the limits off until it is back. */
+  static async connect(url: string, log: FastifyBaseLogger): Promise<RedisCounterStore> {
+    const redis = new Redis(url, {
+      commandTimeout: 500,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    const store = new RedisCounterStore(redis, log);
+    await redis.connect().catch((error: unknown) => store.warn(error));
+    return store;
+  }
+
+  async hit(key: string, windowMs: number): Promise<WindowCount | undefined> {
+    try {
+      const [count, ttl] = await this.redis.idpRateHit(this.prefix + key, windowMs);
+      return { count, resetAt: Date.now() + ttl };
+    } catch (error) {
+      this.warn(error);
+      return undefined;
+    }
+  }
+
+  private warn(error: unknown): void {
+    const now = Date.now();
+    if (now - this.lastWarning < 10_000) return;
+    this.lastWarning = now;
+    this.log.warn({ err: error }, 'rate-limit store (Redis) unavailable; requests are not counted');
+  }
+
+  close(): void {
+    this.redis.disconnect();
+  }
+}
+
+/** One limit: a name (the key's namespace), a maximum per minute, and what it counts by. */
+interface Limit {
+  name: string;
+  max: number;
+  key: (request: FastifyRequest) => string;
+}
 
 /** Routes whose password checks are also limited per account (the account named in the body). */
 const SIGN_IN_ROUTES = new Set(['POST /signin', 'POST /api/v1/mobile/verify']);
@@ -36,7 +146,13 @@ function basicClientId(request: FastifyRequest): string | undefined {
   if (!header || !/^basic /i.test(header)) return undefined;
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  return colon > 0 ? decodeURIComponent(decoded.slice(0, colon)).slice(0, 200) : undefined;
+  if (colon <= 0) return undefined;
+  const id = decoded.slice(0, colon);
+  try {
+    return decodeURIComponent(id).slice(0, 200);
+  } catch {
+    return id.slice(0, 200); // not form-encoded: the token endpoint will refuse it; count it as sent
+  }
 }
 
 /** The account a sign-in names: the lower-cased username of the form or JSON body. */
@@ -45,14 +161,6 @@ function accountOf(request: FastifyRequest): string | undefined {
   return typeof username === 'string' && username.length > 0
     ? username.normalize('NFKC').toLowerCase().slice(0, 128)
     : undefined;
-}
-
-/** The draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) of the tightest limit. */
-function setHeaders(reply: FastifyReply, result: LimitResult): void {
-  reply
-    .header('ratelimit-limit', result.max)
-    .header('ratelimit-remaining', Math.max(result.remaining, 0))
-    .header('ratelimit-reset', result.ttlInSeconds);
 }
 
 /**
@@ -67,112 +175,101 @@ function setHeaders(reply: FastifyReply, result: LimitResult): void {
  * - sign-in (the page and the mobile verify), in addition: per IP and per account named in the
  *   body, RATE_LIMIT_SIGNIN_PER_MIN each.
  *
- * The client IP is the socket's, or the one `TRUST_PROXY` allows Fastify to read from
- * X-Forwarded-For. Over a limit: 429 `rate_limited` with Retry-After and the RateLimit headers.
- * If Redis fails, requests are let through (and logged) rather than refused.
+ * Every answer carries the draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) of its
+ * tightest limit. The client IP is the socket's, or the one `TRUST_PROXY` allows Fastify to read
+ * from X-Forwarded-For. Over a limit: 429 `rate_limited` with Retry-After.
+ *
+ * The hooks run on every request, so they are synchronous when the counts are in memory (no
+ * promise, no microtask) and wait only for Redis when it is used.
  */
 export async function installRateLimits(app: FastifyInstance, config: Config): Promise<void> {
-  const limits = [
-    config.RATE_LIMIT_PUBLIC_PER_MIN,
-    config.RATE_LIMIT_TOKEN_PER_MIN,
-    config.RATE_LIMIT_BEARER_PER_MIN,
-    config.RATE_LIMIT_SIGNIN_PER_MIN,
-  ];
-  if (limits.every((max) => max === 0)) return;
-  const redis = config.REDIS_URL
-    ? new Redis(config.REDIS_URL, {
-        // A request waits for Redis at most this long, then goes through (skipOnError).
-        commandTimeout: 500,
-        maxRetriesPerRequest: 1,
-        enableOfflineQueue: false,
-        lazyConnect: true,
-      })
-    : undefined;
-  // Connected before the first request is counted; a Redis that is down lets requests through.
-  await redis?.connect().catch((error: unknown) => {
-    app.log.warn(
-      { err: error },
-      'rate-limit store (Redis) unavailable at startup; limits are off until it is back',
-    );
-  });
-  if (redis) {
-    redis.on('error', (error) => app.log.warn({ err: error }, 'rate-limit store (Redis) unavailable'));
-    app.addHook('onClose', async () => {
-      redis.disconnect();
-    });
-  }
-  await app.register(rateLimit, {
-    global: false,
-    ...(redis ? { redis, nameSpace: 'idp:rate:' } : {}),
-    skipOnError: true,
-  });
-
-  const limiter = (
-    name: string,
-    max: number,
-    key: (request: FastifyRequest) => string,
-  ): Limiter | undefined =>
-    max === 0
-      ? undefined
-      : app.createRateLimit({
-          max,
-          timeWindow: MINUTE_MS,
-          keyGenerator: (request) => `${name}:${key(request)}`,
-        });
-  const perIp = (name: string, max: number) => limiter(name, max, (request) => request.ip);
-
-  const publicLimit = perIp('public', config.RATE_LIMIT_PUBLIC_PER_MIN);
-  const clientLimit = limiter(
+  const limit = (name: string, max: number, key: (request: FastifyRequest) => string) =>
+    max === 0 ? [] : [{ name, max, key }];
+  const byIp = (request: FastifyRequest) => request.ip;
+  const publicLimits: Limit[] = limit('public', config.RATE_LIMIT_PUBLIC_PER_MIN, byIp);
+  const clientLimits = limit(
     'client',
     config.RATE_LIMIT_TOKEN_PER_MIN,
     (request) => basicClientId(request) ?? `ip:${request.ip}`,
   );
-  const bearerLimit = limiter('bearer', config.RATE_LIMIT_BEARER_PER_MIN, (request) =>
+  const bearerLimits = limit(
+    'bearer',
+    config.RATE_LIMIT_BEARER_PER_MIN,
     // The token is a secret: the key is its hash, as everywhere else.
-    request.headers.authorization ? hashSecret(request.headers.authorization) : `ip:${request.ip}`,
+    (request) => bearerTokenHash(request) ?? `ip:${request.ip}`,
   );
-  const signInIpLimit = perIp('signin-ip', config.RATE_LIMIT_SIGNIN_PER_MIN);
-  const signInAccountLimit = limiter(
+  const signInLimits = [...publicLimits, ...limit('signin-ip', config.RATE_LIMIT_SIGNIN_PER_MIN, byIp)];
+  const accountLimits = limit(
     'signin-account',
     config.RATE_LIMIT_SIGNIN_PER_MIN,
     (request) => accountOf(request) ?? '',
   );
+  if ([publicLimits, clientLimits, bearerLimits, signInLimits].every((limits) => limits.length === 0)) return;
 
-  /** Applies limiters in order; the first one exceeded answers 429. */
-  const enforce = async (
+  const store: CounterStore = config.REDIS_URL
+    ? await RedisCounterStore.connect(config.REDIS_URL, app.log)
+    : new MemoryCounterStore();
+  app.addHook('onClose', (_instance, done) => {
+    store.close();
+    done();
+  });
+
+  /** Counts the request against every limit; the tightest sets the headers, an exceeded one answers 429. */
+  const enforce = (
     request: FastifyRequest,
     reply: FastifyReply,
-    limiters: Array<Limiter | undefined>,
-  ) => {
-    let tightest: LimitResult | undefined;
-    for (const limit of limiters) {
-      if (!limit) continue;
-      const result = await limit(request);
-      if (!tightest || result.remaining < tightest.remaining) tightest = result;
-      if (result.isExceeded) {
-        setHeaders(reply, result);
-        throw new RateLimited(`Too many requests; retry in ${result.ttlInSeconds} s.`, {
-          headers: { 'retry-after': String(result.ttlInSeconds) },
-        });
-      }
+    limits: Limit[],
+    done: (error?: Error) => void,
+  ): void => {
+    if (limits.length === 0) {
+      done();
+      return;
     }
-    if (tightest) setHeaders(reply, tightest);
+    const counts = limits.map((each) => store.hit(`${each.name}:${each.key(request)}`, MINUTE_MS));
+    const decide = (windows: Array<WindowCount | undefined>) => {
+      const now = Date.now();
+      let tightest: { max: number; remaining: number; resetAt: number } | undefined;
+      for (const [i, window] of windows.entries()) {
+        if (!window) continue;
+        const max = (limits[i] as Limit).max;
+        const remaining = max - window.count;
+        if (!tightest || remaining < tightest.remaining)
+          tightest = { max, remaining, resetAt: window.resetAt };
+      }
+      if (!tightest) return done();
+      const seconds = Math.max(1, Math.ceil((tightest.resetAt - now) / 1000));
+      reply.headers({
+        'ratelimit-limit': tightest.max,
+        'ratelimit-remaining': Math.max(tightest.remaining, 0),
+        'ratelimit-reset': seconds,
+      });
+      if (tightest.remaining >= 0) return done();
+      done(
+        new RateLimited(`Too many requests; retry in ${seconds} s.`, {
+          headers: { 'retry-after': String(seconds) },
+        }),
+      );
+    };
+    if (counts.some((count) => count instanceof Promise)) {
+      Promise.all(counts).then(decide, done);
+    } else {
+      decide(counts as Array<WindowCount | undefined>);
+    }
   };
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const route = request.routeOptions;
     const auth = route.config?.auth;
-    const routeKey = `${request.method} ${route.url ?? ''}`;
-    if (auth === 'client') return enforce(request, reply, [clientLimit]);
-    if (auth === 'bearer') return enforce(request, reply, [bearerLimit]);
-    const limiters = [publicLimit];
-    if (SIGN_IN_ROUTES.has(routeKey)) limiters.push(signInIpLimit);
-    return enforce(request, reply, limiters);
+    if (auth === 'client') return enforce(request, reply, clientLimits, done);
+    if (auth === 'bearer') return enforce(request, reply, bearerLimits, done);
+    const signIn = SIGN_IN_ROUTES.has(`${request.method} ${route.url ?? ''}`);
+    enforce(request, reply, signIn ? signInLimits : publicLimits, done);
   });
-  app.addHook('preValidation', async (request, reply) => {
-    const routeKey = `${request.method} ${request.routeOptions.url ?? ''}`;
-    if (SIGN_IN_ROUTES.has(routeKey) && accountOf(request) !== undefined) {
-      await enforce(request, reply, [signInAccountLimit]);
-    }
-  });
+  if (accountLimits.length > 0) {
+    app.addHook('preValidation', (request, reply, done) => {
+      const signIn = SIGN_IN_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`);
+      if (!signIn || accountOf(request) === undefined) return done();
+      enforce(request, reply, accountLimits, done);
+    });
+  }
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * Identifier and secret prefixes (CONTRACT.md §3). A prefix lets a leaked value be recognised by
@@ -33,7 +33,8 @@ export function generateSecret(kind: SecretKind): string {
  * they carry 256 bits of entropy, so a fast hash is safe and a slow one would only slow every request.
  */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('base64url');
+  // The one-shot hash: no Hash object per call (this runs on every bearer request).
+  return hash('sha256', secret, 'base64url');
 }
 
 /** Constant-time check of a presented secret against a stored hash. */

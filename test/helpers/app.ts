@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import type { AccessTokenCache } from '../../src/http/token-cache.js';
@@ -40,6 +40,7 @@ export async function createTestApp(
     database?: TestDatabase;
     tokenCache?: AccessTokenCache;
     clientCache?: ClientCache;
+    logger?: FastifyBaseLogger;
   } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
@@ -51,6 +52,7 @@ export async function createTestApp(
     clock: options.clock ?? clock,
     ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
     ...(options.clientCache ? { clientCache: options.clientCache } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
   });
   return {
     app,

@@ -1,6 +1,8 @@
 import { randomInt } from 'node:crypto';
-import type { LightMyRequestResponse } from 'fastify';
+import { Writable } from 'node:stream';
+import type { FastifyBaseLogger, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/http/logger.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
 import { basic, makeClient, makeUser, type TestClient } from '../helpers/oauth.js';
@@ -199,6 +201,34 @@ describe('several instances', () => {
     } finally {
       await one.close();
       await two.close();
+    }
+  });
+});
+
+describe('a Redis that is down', () => {
+  it('lets requests through, without RateLimit headers, and says so in the log', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const down = await createTestApp({
+      // Nothing listens on port 1.
+      env: { ...LIMITS, REDIS_URL: 'redis://127.0.0.1:1' },
+      logger: createLogger({ LOG_LEVEL: 'warn' }, sink) as FastifyBaseLogger,
+    });
+    try {
+      const ip = newIp();
+      for (let i = 0; i < 5; i++) {
+        const res = await get(down, '/api/users/search?q=abc', ip);
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['ratelimit-limit']).toBeUndefined();
+      }
+      expect(lines.join('')).toContain('rate-limit store (Redis) unavailable');
+    } finally {
+      await down.close();
     }
   });
 });

@@ -63,6 +63,24 @@ describe('every answer', () => {
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it('errors and unknown paths included, each with its own request id', async () => {
+    const answers = [
+      await t.app.inject({ method: 'GET', url: '/no/such/path' }),
+      await t.app.inject({ method: 'GET', url: '/api/v1/oauth/userinfo' }),
+      await t.app.inject({ method: 'GET', url: '/api/v1/platform/status' }),
+    ];
+    expect(answers.map((res) => res.statusCode)).toEqual([404, 401, 200]);
+    for (const res of answers) {
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+      expect(res.headers['cross-origin-resource-policy']).toBe('cross-origin');
+      expect(res.headers['strict-transport-security']).toMatch(/max-age=31536000/);
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect(new Set(answers.map((res) => res.headers['x-request-id'])).size).toBe(3);
+  });
+
   it('has no HSTS when the service is on http', async () => {
     const plain = await createTestApp({ env: { PUBLIC_URL: 'http://localhost:3000' } });
     try {
