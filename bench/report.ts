@@ -1,31 +1,30 @@
 /**
- * Renders `bench/results.md` from the measurements of a run (`bench/results.json`).
- * `npm run bench:report` renders it again from the file alone.
+ * Renders `bench/results.md` from the measurements of a run (`bench/results.json`), with every
+ * target of the benchmark judged pass or fail. `npm run bench:report` renders it again from the
+ * file alone.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../src/lib/paths.js';
 import type { LedgerCheck } from '../src/modules/wallet/wallet.service.js';
+import { type Measurement, roundRatio } from './harness.js';
 import { SEARCH_QUERIES } from './search.js';
 
-export interface Measurement {
+/** A closed-loop scenario (bench/flows.ts): completed flows per second. */
+export interface FlowMeasurement {
   scenario: string;
-  requestsPerSecond: number;
+  workers: number;
+  perSecond: number;
   p50Ms: number;
   p99Ms: number;
-  non2xx: number;
+  failures: number;
   runs: number[];
-}
-
-export interface ResultRow extends Measurement {
-  ofCeiling: number | null;
-  oidcProviderScaled: number | null;
-  vsOidcProvider: number | null;
-  meetsTarget: boolean | null;
+  firstFailure?: string | undefined;
 }
 
 export interface BenchResults {
   measuredAt: string;
+  smoke: boolean;
   machine: { cores: number; node: string; pinned: boolean };
   settings: {
     seconds: number;
@@ -34,118 +33,257 @@ export interface BenchResults {
     connections: number;
     searchConnections: number;
     searchSizes: number[];
-    oidcProviderReference: { userinfo: number; codeExchange: number; refresh?: number; ceiling: number };
   };
-  results: ResultRow[];
+  measurements: Measurement[];
+  flows: FlowMeasurement[];
   searchPlans: Record<string, string>;
-  ledgerCheck: LedgerCheck | null;
-  /** Resident memory of the server (MiB): idle after start, and the highest seen under load. */
-  memory?: { idleRssMb: number; peakRssMb: number };
+  ledgerChecks: { postgres?: LedgerCheck; pglite?: LedgerCheck };
+  /** Resident memory of the service on PostgreSQL (MiB): idle after start, and the highest under load. */
+  memory: { idleRssMb: number; peakRssMb: number } | null;
 }
 
-export function writeMarkdown(json: BenchResults): void {
+export interface TargetVerdict {
+  target: string;
+  measured: string;
+  pass: boolean;
+}
+
+const find = (json: BenchResults, target: Measurement['target'], prefix: string) =>
+  json.measurements.find((row) => row.target === target && row.scenario.startsWith(prefix));
+const times = (ratio: number) => `${ratio.toFixed(2)}×`;
+
+/** Every target of the benchmark that this run measured, judged. */
+export function judgeTargets(json: BenchResults): TargetVerdict[] {
+  const verdicts: TargetVerdict[] = [];
+  const ceiling = find(json, 'ceiling', 'bare Fastify');
+  const compare = (prefix: string, label: string, factor: number) => {
+    const ours = find(json, 'idp', prefix);
+    const theirs = find(json, 'oidc-provider', prefix);
+    if (!ours || !theirs) return;
+    const ratio = roundRatio(ours, theirs);
+    verdicts.push({
+      target: `${label} ≥ ${factor}× oidc-provider's`,
+      measured: `${ours.requestsPerSecond}/s against ${theirs.requestsPerSecond}/s: ${times(ratio)}`,
+      pass: ratio >= factor,
+    });
+  };
+  compare('userinfo', 'userinfo', 5);
+  const userinfo = find(json, 'idp', 'userinfo');
+  if (userinfo && ceiling) {
+    const ratio = roundRatio(userinfo, ceiling);
+    verdicts.push({
+      target: 'userinfo ≥ 50% of the bare-route ceiling',
+      measured: `${userinfo.requestsPerSecond}/s against ${ceiling.requestsPerSecond}/s: ${(ratio * 100).toFixed(0)}%`,
+      pass: ratio >= 0.5,
+    });
+  }
+  compare('authorization code exchange', 'code exchange', 2);
+  compare('refresh token grant', 'refresh grant', 2);
+  const signIns = json.flows.find((flow) => flow.scenario.startsWith('password sign-in'));
+  if (signIns) {
+    // The server is pinned to one core; unpinned, it may use them all.
+    const cores = json.machine.pinned ? 1 : json.machine.cores;
+    const perCore = signIns.perSecond / cores;
+    verdicts.push({
+      target: 'password sign-ins ≥ 15/s per core (argon2id m=19 MiB, t=2, p=1)',
+      measured: `${perCore.toFixed(1)}/s per core`,
+      pass: perCore >= 15 && signIns.failures === 0,
+    });
+  }
+  const sizes = json.settings.searchSizes;
+  const largest = sizes.at(-1);
+  const smallest = sizes[0];
+  const rated = (query: string, size: number | undefined) =>
+    json.measurements.find(
+      (row) =>
+        row.scenario.includes(`("${query}")`) &&
+        row.scenario.endsWith(
+          `${size?.toLocaleString('en')} users, ${json.settings.searchConnections} clients`,
+        ),
+    );
+  for (const query of SEARCH_QUERIES) {
+    const large = rated(query.q, largest);
+    if (!large) continue;
+    verdicts.push({
+      target: `search p99 < 50 ms at ${largest?.toLocaleString('en')} users (${query.name})`,
+      measured: `${large.p99Ms} ms`,
+      pass: large.p99Ms < 50,
+    });
+    const small = rated(query.q, smallest);
+    if (small && sizes.length >= 2) {
+      // autocannon reports whole milliseconds; a 0 ms median counts as 1 ms.
+      const ratio = large.p50Ms / Math.max(small.p50Ms, 1);
+      verdicts.push({
+        target: `search median at ${largest?.toLocaleString('en')} ≤ 2× the median at ${smallest?.toLocaleString('en')} (${query.name})`,
+        measured: `${large.p50Ms} ms against ${small.p50Ms} ms: ${times(ratio)}`,
+        pass: ratio <= 2,
+      });
+    }
+  }
+  const spread = find(json, 'idp', 'wallet charges over');
+  const hot = find(json, 'idp', 'wallet charges on one hot wallet');
+  if (spread) {
+    verdicts.push({
+      target: 'charges ≥ 1,500/s over many users',
+      measured: `${spread.requestsPerSecond}/s`,
+      pass: spread.requestsPerSecond >= 1500 && spread.non2xx === 0,
+    });
+  }
+  if (hot) {
+    verdicts.push({
+      target: 'charges ≥ 300/s on one hot wallet',
+      measured: `${hot.requestsPerSecond}/s`,
+      pass: hot.requestsPerSecond >= 300 && hot.non2xx === 0,
+    });
+  }
+  if (json.ledgerChecks.postgres) {
+    const check = json.ledgerChecks.postgres;
+    verdicts.push({
+      target: 'ledger invariant after the charges',
+      measured: `${check.wallets_checked} wallets, ${check.mismatches.length} mismatches`,
+      pass: check.ok,
+    });
+  }
+  if (json.memory) {
+    verdicts.push({
+      target: 'idle RSS < 150 MB',
+      measured: `${json.memory.idleRssMb} MiB (${(json.memory.idleRssMb * 1.048576).toFixed(0)} MB)`,
+      pass: json.memory.idleRssMb * 1.048576 < 150,
+    });
+  }
+  const failed = json.measurements.reduce((sum, row) => sum + row.non2xx, 0);
+  const flowFailures = json.flows.reduce((sum, flow) => sum + flow.failures, 0);
+  verdicts.push({
+    target: 'no failed request (non-2xx, error) in any scenario',
+    measured: `${failed} failed requests, ${flowFailures} failed flows`,
+    pass: failed === 0 && flowFailures === 0,
+  });
+  return verdicts;
+}
+
+function measurementTable(rows: Measurement[], ceiling: Measurement | undefined): string[] {
+  return [
+    '| scenario | server | req/s | p50 ms | p99 ms | failed | CPU µs/request | of ceiling | runs |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((row) => {
+      const ofCeiling =
+        ceiling && row !== ceiling && row.runs.length === ceiling.runs.length
+          ? `${(roundRatio(row, ceiling) * 100).toFixed(1)}%`
+          : '–';
+      return `| ${row.scenario} | ${row.target} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${row.cpuMicrosPerRequest ?? '–'} | ${ofCeiling} | ${row.runs.join(', ')} |`;
+    }),
+  ];
+}
+
+export function renderMarkdown(json: BenchResults): string {
   const { settings } = json;
-  const reference = settings.oidcProviderReference;
-  const rows = json.results;
-  const plans = json.searchPlans;
-  const ceiling = rows.find((row) => row.scenario.includes('ceiling'))?.requestsPerSecond ?? Number.NaN;
-  const scale = ceiling / reference.ceiling;
+  const ceiling = find(json, 'ceiling', 'bare Fastify');
+  const compared = json.measurements.filter(
+    (row) =>
+      !row.scenario.startsWith('search') &&
+      !row.scenario.startsWith('wallet') &&
+      row.target !== 'idp (PGlite)',
+  );
   const lines = [
     '# Benchmark results',
     '',
-    `Measured ${json.measuredAt} on ${json.machine.cores} cores, Node ${json.machine.node}; server ${json.machine.pinned ? 'pinned to core 0, load generator to core 1' : 'not pinned (no taskset)'}; PostgreSQL on the same machine. ${settings.runs} runs of ${settings.seconds} s after ${settings.warmupSeconds} s of warm-up, ${settings.connections} connections; the median run is shown.`,
-    '',
-    '| scenario | req/s | p50 ms | p99 ms | non-2xx | of ceiling | oidc-provider (scaled) | ours / theirs | ≥ oidc-provider |',
-    '|---|---|---|---|---|---|---|---|---|',
-    ...rows.map(
-      (row) =>
-        `| ${row.scenario} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${row.ofCeiling === null ? '–' : `${(row.ofCeiling * 100).toFixed(1)}%`} | ${row.oidcProviderScaled ?? '–'} | ${row.vsOidcProvider === null ? '–' : `${row.vsOidcProvider.toFixed(2)}×`} | ${row.meetsTarget === null ? '–' : row.meetsTarget ? 'pass' : 'fail'} |`,
-    ),
-    '',
-    `oidc-provider is not re-measured by this run: its figures (userinfo ${reference.userinfo}/s, code exchange ${reference.codeExchange}/s${reference.refresh ? `, refresh ${reference.refresh}/s` : ''}, next to a bare Fastify route at ${reference.ceiling}/s, oidc-provider 9 with its in-memory store, same pinning) are scaled by this run's ceiling (×${scale.toFixed(2)}).`,
+    `Measured ${json.measuredAt} on ${json.machine.cores} cores, Node ${json.machine.node}; ${json.machine.pinned ? 'each server pinned to core 0, the load generator to core 1' : 'not pinned (no taskset)'}; PostgreSQL on the same machine. ${settings.runs} interleaved rounds of ${settings.seconds} s per scenario after ${settings.warmupSeconds} s of warm-up, ${settings.connections} connections; the median run is shown. Ratios are taken round by round (each run against the other side's run of the same round), then their median.${json.smoke ? ' **Smoke run**: a second per scenario, no targets judged.' : ''}`,
     '',
   ];
+  if (!json.smoke) {
+    const verdicts = judgeTargets(json);
+    lines.push(
+      '## Targets',
+      '',
+      '| target | measured | verdict |',
+      '|---|---|---|',
+      ...verdicts.map(
+        (verdict) => `| ${verdict.target} | ${verdict.measured} | ${verdict.pass ? 'pass' : '**fail**'} |`,
+      ),
+      '',
+    );
+  }
+  lines.push(
+    '## Against the ceiling and oidc-provider',
+    '',
+    "The ceiling is a bare Fastify JSON route (bench/ceiling-server.mjs). oidc-provider 9 runs with an in-memory store, an RS256 key, opaque access tokens, PKCE and refresh tokens rotated on every use (bench/oidc-provider-server.mjs says why each choice). The service runs from its compiled build with `NODE_ENV=production` and `LOG_LEVEL=warn`, its rate limiter counting every request. CPU µs/request is the server process's CPU time (user + system) over the requests it answered: unlike requests per second, it does not depend on the load generator keeping up.",
+    '',
+    ...measurementTable(compared, ceiling),
+    '',
+  );
+  if (json.flows.length > 0) {
+    lines.push(
+      '## Flows',
+      '',
+      "Closed loops: each worker starts its next flow when the last one ends. The sign-in flow is a signed-in browser going through the authorize URL (PKCE, state, nonce, `prompt=consent`), the consent form, the redirect with the code, then the site's backend exchanging the code and calling userinfo. Password sign-ins are the sign-in page and its form, with argon2id at m=19 MiB, t=2, p=1 (OWASP's minimum), on one core.",
+      '',
+      '| flow | workers | per second | p50 ms | p99 ms | failed | runs |',
+      '|---|---|---|---|---|---|---|',
+      ...json.flows.map(
+        (flow) =>
+          `| ${flow.scenario} | ${flow.workers} | ${flow.perSecond} | ${flow.p50Ms} | ${flow.p99Ms} | ${flow.failures}${flow.firstFailure ? ` (${flow.firstFailure})` : ''} | ${flow.runs.join(', ')} |`,
+      ),
+      '',
+    );
+  }
+  const wallet = json.measurements.filter(
+    (row) => row.scenario.startsWith('wallet') || row.target === 'idp (PGlite)',
+  );
+  if (wallet.length > 0) {
+    lines.push(
+      '## Wallet, and the embedded database',
+      '',
+      'Charges of 0.01 coin with a fresh idempotency key each, spread over every user and then all on one wallet; then the same and userinfo on PGlite, the embedded default (one process, no PostgreSQL server).',
+      '',
+      ...measurementTable(wallet, undefined),
+      '',
+      ...Object.entries(json.ledgerChecks).map(
+        ([where, check]) =>
+          `Ledger check after the charges on ${where}: ${check.ok ? 'pass' : 'FAIL'} (${check.wallets_checked} wallets, ${check.mismatches.length} mismatches).`,
+      ),
+      '',
+    );
+  }
   if (json.memory) {
     lines.push(
       '## Memory',
       '',
-      `Resident set size of the server: ${json.memory.idleRssMb} MiB idle after start, at most ${json.memory.peakRssMb} MiB under the load of this run.`,
+      `Resident set size of the service on PostgreSQL: ${json.memory.idleRssMb} MiB idle after start, at most ${json.memory.peakRssMb} MiB under the load of this run.`,
       '',
     );
   }
-  const walletRows = rows.filter((row) => row.scenario.startsWith('wallet charges'));
-  if (walletRows.length > 0) {
-    const target = (row: Measurement) => (row.scenario.includes('hot wallet') ? 300 : 1500);
-    lines.push(
-      '## Wallet',
-      '',
-      'Targets: at least 1,500 charges/s spread over many users and 300/s on one hot wallet, with no error, and the ledger invariant (`idp wallet verify`) passing afterwards.',
-      '',
-      '| scenario | charges/s | p50 ms | p99 ms | non-2xx | target | meets it |',
-      '|---|---|---|---|---|---|---|',
-      ...walletRows.map(
-        (row) =>
-          `| ${row.scenario} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${target(row)}/s | ${row.requestsPerSecond >= target(row) && row.non2xx === 0 ? 'pass' : 'fail'} |`,
-      ),
-      '',
-      json.ledgerCheck
-        ? `Ledger check after the charges: ${json.ledgerCheck.ok ? 'pass' : 'FAIL'} (${json.ledgerCheck.wallets_checked} wallets, ${json.ledgerCheck.mismatches.length} mismatches).`
-        : 'Ledger check: not run.',
-      '',
-    );
-  }
-  const searchRows = rows.filter(
-    (row) => row.scenario.startsWith('search') && !row.scenario.endsWith(' clients'),
-  );
-  if (searchRows.length > 0) {
-    const atRate = (row: Measurement) =>
-      rows.find((other) => other.scenario === `${row.scenario}, ${settings.searchConnections} clients`);
-    const medianAt = (query: string, size: number) =>
-      atRate(
-        searchRows.find(
-          (row) =>
-            row.scenario.includes(`("${query}")`) &&
-            row.scenario.endsWith(`${size.toLocaleString('en')} users`),
-        ) as Measurement,
-      )?.p50Ms;
+  const search = json.measurements.filter((row) => row.scenario.startsWith('search'));
+  if (search.length > 0) {
     lines.push(
       '## Search',
       '',
-      `Targets: median under 10 ms and p99 under 50 ms with ${settings.searchConnections} clients searching at once; the median at 1M within 2× of the median at 100k. Capacity is the throughput with ${settings.connections} connections, where the server is saturated and latency is only queueing.`,
+      `With ${settings.connections} connections the server is saturated (capacity; latency is only queueing); with ${settings.searchConnections} clients searching at once, latency is the search's own.`,
       '',
-      `| query | users | capacity req/s | req/s, ${settings.searchConnections} clients | p50 ms | p99 ms | non-2xx | p50 < 10 ms | p99 < 50 ms |`,
-      '|---|---|---|---|---|---|---|---|---|',
-      ...searchRows.map((row) => {
-        const match = /search, (.+), ([\d,]+) users/.exec(row.scenario);
-        const rated = atRate(row);
-        const verdict = (ok: boolean | undefined) => (ok === undefined ? '–' : ok ? 'pass' : 'fail');
-        return `| ${match?.[1] ?? row.scenario} | ${match?.[2] ?? ''} | ${row.requestsPerSecond} | ${rated?.requestsPerSecond ?? '–'} | ${rated?.p50Ms ?? '–'} | ${rated?.p99Ms ?? '–'} | ${row.non2xx + (rated?.non2xx ?? 0)} | ${verdict(rated && rated.p50Ms < 10)} | ${verdict(rated && rated.p99Ms < 50)} |`;
-      }),
+      ...measurementTable(search, undefined),
       '',
-      ...(settings.searchSizes.length >= 2
-        ? [
-            `Median at ${settings.searchSizes.at(-1)?.toLocaleString('en')} users against ${settings.searchSizes[0]?.toLocaleString('en')} (target ≤ 2×): ${SEARCH_QUERIES.map(
-              (query) => {
-                const small = medianAt(query.q, settings.searchSizes[0] as number);
-                const large = medianAt(query.q, settings.searchSizes.at(-1) as number);
-                if (small === undefined || large === undefined) return `${query.name} –`;
-                // autocannon reports whole milliseconds; a 0 ms median counts as 1 ms.
-                const ratio = large / Math.max(small, 1);
-                return `${query.name} ${ratio.toFixed(2)}× ${ratio <= 2 ? 'pass' : 'fail'}`;
-              },
-            ).join(', ')}.`,
-            '',
-          ]
-        : []),
       'Plans of the search query (EXPLAIN ANALYZE, costs and timing off):',
       '',
-      ...Object.entries(plans).flatMap(([name, plan]) => [`### ${name}`, '', '```', plan, '```', '']),
+      ...Object.entries(json.searchPlans).flatMap(([name, plan]) => [
+        `### ${name}`,
+        '',
+        '```',
+        plan,
+        '```',
+        '',
+      ]),
     );
   }
-  writeFileSync(path.join(projectRoot, 'bench', 'results.md'), lines.join('\n'));
+  return lines.join('\n');
+}
+
+/** Writes results.json and results.md into `dir`. */
+export function writeResults(json: BenchResults, dir: string): void {
+  writeFileSync(path.join(dir, 'results.json'), `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(path.join(dir, 'results.md'), renderMarkdown(json));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  const file = path.join(projectRoot, 'bench', 'results.json');
-  writeMarkdown(JSON.parse(readFileSync(file, 'utf8')) as BenchResults);
+  const dir = path.join(projectRoot, 'bench');
+  const json = JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as BenchResults;
+  writeFileSync(path.join(dir, 'results.md'), renderMarkdown(json));
 }

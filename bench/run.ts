@@ -1,168 +1,218 @@
 /**
- * `npm run bench`: measures the service the way its users load it, against a baseline measured in
- * the same run on the same machine (absolute numbers drift between machines; ratios do not).
+ * `npm run bench`: measures the service the way its users load it, against baselines measured in
+ * the same run on the same machine (absolute numbers drift between machines; ratios do not):
+ * a bare Fastify route (the ceiling) and oidc-provider, the OpenID-certified Node.js provider
+ * (bench/oidc-provider-server.mjs).
  *
- * The server runs as its own process (`node bin/server.js`) on PostgreSQL (DATABASE_URL, default the
- * machine's), pinned to core 0 when `taskset` exists; this process and autocannon run on core 1.
- * Results: bench/results.md (a table) and bench/results.json.
+ * Servers run as their own processes, pinned to core 0 when `taskset` exists; this process and
+ * autocannon run on core 1. The service runs from the compiled build, as the Docker image does, on
+ * PostgreSQL (DATABASE_URL, default the machine's), and then on PGlite for userinfo and charges.
+ * Results: bench/results.md (tables, with the targets) and bench/results.json.
  *
  * BENCH_SECONDS (default 10) and BENCH_WARMUP_SECONDS (default 3) set the length of each run;
- * BENCH_RUNS (default 3) how many runs each scenario gets (the median is reported).
+ * BENCH_RUNS (default 3) how many interleaved rounds each scenario gets (the median is reported).
+ * BENCH_SEARCH_SIZES=100000,1000000: the user counts the search is measured at.
+ * BENCH_ONLY=<part>: only the parts whose name contains it (compare, flow, signin, wallet, search,
+ * pglite). BENCH_PROFILE=1: a V8 CPU profile of the service in bench/profiles/.
+ * BENCH_SMOKE=1 (`npm run bench:smoke`, in CI): every scenario for a second, small search sizes,
+ * results in a temporary folder, no targets judged — so that the benchmark cannot rot.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import type { AppDeps } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { openPostgres } from '../src/db/database.js';
+import { openPglite, openPostgres } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/paths.js';
-import { generateSecret, hashSecret } from '../src/lib/secrets.js';
-import { createUser } from '../src/modules/accounts/accounts.service.js';
-import { createClient } from '../src/modules/clients/clients.service.js';
-import { insertGrant } from '../src/modules/oauth/oauth.repository.js';
-import { normalizeScopes } from '../src/modules/oauth/scopes.js';
-import { issueTokenSet } from '../src/modules/oauth/tokens.service.js';
-import { credit, type LedgerCheck, verifyLedger } from '../src/modules/wallet/wallet.service.js';
-import { type BenchResults, type Measurement, writeMarkdown } from './report.js';
+import { verifyLedger } from '../src/modules/wallet/wallet.service.js';
+import { authorizeFlow, closedLoop, type LoopResult, percentile, signIn } from './flows.js';
+import {
+  hasTaskset,
+  type LoadOptions,
+  measureRounds,
+  median,
+  pinLoadGenerator,
+  rssMb,
+  type Scenario,
+  startPinned,
+  stop,
+  waitForListening,
+  waitForPort,
+} from './harness.js';
+import { type BenchResults, type FlowMeasurement, writeResults } from './report.js';
 import { explainSearch, growUsers, SEARCH_QUERIES } from './search.js';
+import {
+  CODE_VERIFIER,
+  PASSWORD,
+  REDIRECT_URI,
+  type Seeded,
+  seedCodes,
+  seedRefreshTokens,
+  seedService,
+} from './seed.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-/** BENCH_SEARCH_SIZES=100000,1000000: the user counts the search is measured at. */
-const SEARCH_SIZES = (process.env.BENCH_SEARCH_SIZES ?? '100000,1000000').split(',').map(Number);
-/** BENCH_ONLY=userinfo (or exchange, ceiling): run the scenarios whose name contains it. */
+const SMOKE = process.env.BENCH_SMOKE === '1';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (SMOKE ? 1 : 10));
+const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? (SMOKE ? 0 : 3));
+const RUNS = Number(process.env.BENCH_RUNS ?? (SMOKE ? 1 : 3));
+const SEARCH_SIZES = (process.env.BENCH_SEARCH_SIZES ?? (SMOKE ? '2000' : '100000,1000000'))
+  .split(',')
+  .map(Number);
 const ONLY = process.env.BENCH_ONLY;
-const CONNECTIONS = 32;
+const runs = (part: string) => !ONLY || part.includes(ONLY);
+const settings = { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS };
 /**
  * The load at which search latency is judged: this many clients searching at once, each sending
  * its next search as soon as the previous one is answered. With 32 connections the server is
  * saturated and the median is only queueing (connections ÷ throughput), which says nothing about
- * the search. (A fixed request rate would do too, but autocannon's rate lets each connection send
- * its whole quota as fast as it can at the start of every second, so it measures that burst.)
+ * the search.
  */
 const SEARCH_CONNECTIONS = 8;
+/** Workers of the closed-loop scenarios: browsers going through the flow, and signing in. */
+const FLOW_WORKERS = 16;
+const SIGNIN_WORKERS = 8;
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const hasTaskset = (() => {
-  try {
-    execFileSync('taskset', ['-c', '0', 'true']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const OUT_DIR = SMOKE
+  ? mkdtempSync(path.join(os.tmpdir(), 'idp-bench-smoke-'))
+  : path.join(projectRoot, 'bench');
+/** Values used once (codes, refresh tokens) a scenario may need: its rate at most, for every second. */
+const ONCE_PER_SECOND = 5000;
+const onceNeeded = ONCE_PER_SECOND * (WARMUP + SECONDS * RUNS + 1);
 
-/**
- * oidc-provider 9 (in-memory store) measured on this kind of machine with the same pinning, next to
- * a bare Fastify route at REFERENCE_CEILING requests/s. A run compares against these scaled by its
- * own ceiling, since absolute numbers drift between machines and runs.
- */
-const OIDC_PROVIDER_REFERENCE = { userinfo: 5600, codeExchange: 1500, refresh: 1700 };
-const REFERENCE_CEILING = 65_000;
+const PORTS = { idp: 3900, ceiling: 3901, oidcProvider: 3902, pglite: 3903 };
 
-function pinned(command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const [file, argv] = hasTaskset ? ['taskset', ['-c', '0', command, ...args]] : [command, args];
-  return spawn(file, argv, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** The environment of the service under load. */
+function serviceEnv(port: number, database: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    ...database,
+    IDP_RUN_BUILD: '1',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    // No line per request: oidc-provider and the ceiling log nothing either.
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    COOKIE_SECRET: randomBytes(32).toString('hex'),
+    // The limiter runs on every request, as in production, with limits a load test never reaches
+    // (one load generator is one IP, and the hot-wallet scenario is one token).
+    RATE_LIMIT_PUBLIC_PER_MIN: '1000000',
+    RATE_LIMIT_TOKEN_PER_MIN: '1000000',
+    RATE_LIMIT_BEARER_PER_MIN: '1000000',
+    RATE_LIMIT_SIGNIN_PER_MIN: '1000000',
+    SIGN_IN_MAX_ATTEMPTS: '1000',
+  };
 }
 
-/** Resident set size of a process in MiB, from /proc (0 where there is no /proc). */
-function rssMb(pid: number | undefined): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
-    return Math.round(kb / 1024);
-  } catch {
-    return 0;
-  }
+function startService(env: NodeJS.ProcessEnv): ChildProcess {
+  // BENCH_PROFILE=1: a V8 CPU profile of the server in bench/profiles/ (open it in Chrome DevTools).
+  const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : [];
+  return startPinned(process.execPath, [...profileArgs, 'bin/server.js'], env);
 }
 
-async function waitForListening(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 60_000);
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-      const match = /Server listening at (http:\/\/[\d.:]+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      output += chunk;
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+/** Scenario helpers: a bearer GET over many distinct tokens, and a form POST with a value used once. */
+const bearerRequests = (tokens: string[]): LoadOptions => ({
+  requests: tokens.map((token) => ({ headers: { authorization: `Bearer ${token}` } })),
+});
+function formPosts(basic: string, values: string[], body: (value: string) => string): LoadOptions {
+  let index = 0;
+  return {
+    method: 'POST',
+    next: () => {
+      if (index === values.length) console.warn(`ran out of single-use values after ${index} requests`);
+      return {
+        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+        body: body(values[index++ % values.length] as string),
+      };
+    },
+  };
+}
+const basicOf = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+let chargeIndex = 0;
+function charges(tokens: () => string): LoadOptions {
+  return {
+    method: 'POST',
+    next: () => ({
+      headers: { authorization: `Bearer ${tokens()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        amount: 0.01,
+        currency: 'COIN',
+        description: 'bench charge',
+        idempotency_key: `bench-${chargeIndex++}`,
+      }),
+    }),
+  };
+}
+function walletScenarios(target: Scenario['target'], base: string, pid: number | undefined, seeded: Seeded) {
+  let spread = 0;
+  return [
+    {
+      name: `wallet charges over ${seeded.walletTokens.length} users`,
+      target,
+      url: `${base}/api/v1/wallet/charge`,
+      options: charges(() => seeded.walletTokens[spread++ % seeded.walletTokens.length] as string),
+      pid,
+    },
+    {
+      name: 'wallet charges on one hot wallet',
+      target,
+      url: `${base}/api/v1/wallet/charge`,
+      options: charges(() => seeded.walletTokens[0] as string),
+      pid,
+    },
+  ];
+}
+
+async function mint(
+  base: string,
+  kind: string,
+  count: number,
+): Promise<{ values: string[]; code_verifier?: string }> {
+  const response = await fetch(`${base}/bench/mint`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ kind, count }),
   });
+  if (!response.ok) throw new Error(`minting ${kind}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as { values: string[]; code_verifier?: string };
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-/** One autocannon run; `next` gives each request its headers and body. */
-async function load(
-  url: string,
-  options: {
-    method?: 'GET' | 'POST';
-    seconds: number;
-    /** Concurrent connections; default CONNECTIONS. */
-    connections?: number;
-    next?: () => { headers?: Record<string, string>; body?: string };
-  },
-): Promise<autocannon.Result> {
-  return autocannon({
-    url,
-    method: options.method ?? 'GET',
-    connections: options.connections ?? CONNECTIONS,
-    duration: options.seconds,
-    requests: [
-      {
-        setupRequest: (request) => {
-          const extra = options.next?.() ?? {};
-          return { ...request, headers: { ...request.headers, ...extra.headers }, body: extra.body };
-        },
-      },
-    ],
-  });
-}
-
-async function measure(
+/** A closed loop, `RUNS` times after a warm-up; the median run. */
+async function measureLoop(
   scenario: string,
-  url: string,
-  options: Parameters<typeof load>[1] extends infer O ? Omit<O & object, 'seconds'> : never,
-): Promise<Measurement> {
-  if (ONLY && !scenario.includes(ONLY)) {
-    return { scenario, requestsPerSecond: 0, p50Ms: 0, p99Ms: 0, non2xx: 0, runs: [] };
-  }
-  await load(url, { ...options, seconds: WARMUP });
-  const results: autocannon.Result[] = [];
-  for (let run = 0; run < RUNS; run++) results.push(await load(url, { ...options, seconds: SECONDS }));
-  const sorted = [...results].sort((a, b) => a.requests.average - b.requests.average);
-  const median = sorted[Math.floor(sorted.length / 2)] as autocannon.Result;
-  const measurement = {
+  workers: number,
+  flow: (worker: number) => Promise<void>,
+): Promise<FlowMeasurement> {
+  if (WARMUP > 0) await closedLoop(WARMUP, workers, flow);
+  const loops: LoopResult[] = [];
+  for (let run = 0; run < RUNS; run++) loops.push(await closedLoop(SECONDS, workers, flow));
+  const perSecond = loops.map((loop) => loop.completed / loop.seconds);
+  const middle = loops[perSecond.indexOf(median(perSecond))] as LoopResult;
+  const measurement: FlowMeasurement = {
     scenario,
-    requestsPerSecond: Math.round(median.requests.average),
-    p50Ms: median.latency.p50,
-    p99Ms: median.latency.p99,
-    non2xx: results.reduce((sum, result) => sum + result.non2xx, 0),
-    runs: results.map((result) => Math.round(result.requests.average)),
+    workers,
+    perSecond: Math.round(median(perSecond) * 10) / 10,
+    p50Ms: percentile(middle.latencies, 50),
+    p99Ms: percentile(middle.latencies, 99),
+    failures: loops.reduce((sum, loop) => sum + loop.failures, 0),
+    runs: perSecond.map((value) => Math.round(value * 10) / 10),
+    ...(loops.find((loop) => loop.firstFailure)
+      ? { firstFailure: loops.find((loop) => loop.firstFailure)?.firstFailure }
+      : {}),
   };
   console.log(JSON.stringify(measurement));
   return measurement;
 }
 
 async function main(): Promise<void> {
-  // This process and autocannon on core 1, the server on core 0.
-  if (hasTaskset) execFileSync('taskset', ['-cp', '1', String(process.pid)]);
+  pinLoadGenerator();
   const name = `idp_bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: BASE_URL });
   await admin.connect();
@@ -172,333 +222,270 @@ async function main(): Promise<void> {
   const databaseUrl = url.toString();
   const children: ChildProcess[] = [];
   const database = openPostgres({ url: databaseUrl, poolMax: 4 });
+  const pgliteDir = mkdtempSync(path.join(os.tmpdir(), 'idp-bench-pglite-'));
+  const results: BenchResults = {
+    measuredAt: new Date().toISOString(),
+    smoke: SMOKE,
+    machine: { cores: os.cpus().length, node: process.version, pinned: hasTaskset },
+    settings: {
+      ...settings,
+      connections: 32,
+      searchConnections: SEARCH_CONNECTIONS,
+      searchSizes: SEARCH_SIZES,
+    },
+    measurements: [],
+    flows: [],
+    searchPlans: {},
+    ledgerChecks: {},
+    memory: null,
+  };
   try {
     await migrateToLatest(database.db);
-    const config = loadConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: 'http://127.0.0.1:3900' });
+    const config = loadConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: `http://127.0.0.1:${PORTS.idp}` });
     const deps: AppDeps = { config, db: database.db, clock: systemClock };
+    console.log('seeding…');
+    const seeded = await seedService(database.db, deps, { tokensPerUser: 5 });
+    const codes = runs('compare') ? await seedCodes(database.db, seeded, onceNeeded) : [];
+    const refreshTokens = runs('compare') ? await seedRefreshTokens(database.db, seeded, onceNeeded) : [];
 
-    // Seed: one client, many users, a token per user, and codes to exchange.
-    const client = await createClient(database.db, systemClock, {
-      name: 'Bench',
-      siteUrl: 'https://bench.example',
-      redirectUris: ['https://bench.example/cb'],
-    });
-    const clientRow = await database.db
-      .selectFrom('clients')
-      .selectAll()
-      .where('client_id', '=', client.client_id)
-      .executeTakeFirstOrThrow();
-    const scopes = normalizeScopes(['openid', 'profile', 'email', 'verified']);
-    /** An access token as the token endpoint issues it, for a grant of `tokenScopes`. */
-    const issueAccessToken = (userId: number, clientPk: number, tokenScopes: string[]) =>
-      database.db.transaction().execute(async (trx) => {
-        const grant = await insertGrant(trx, {
-          userId,
-          clientPk,
-          scopes: tokenScopes,
-          codeHash: null,
-          authTime: systemClock.now(),
-          at: systemClock.now(),
-        });
-        const issued = await issueTokenSet(trx, deps, {
-          grantId: grant.id,
-          userId,
-          clientPk,
-          scopes: tokenScopes,
-          withRefreshToken: false,
-        });
-        return issued.accessToken;
-      });
-    const tokens: string[] = [];
-    const userIds: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const user = await createUser(database.db, systemClock, {
-        username: `bench_user_${i}`,
-        password: 'bench password 123',
-        email: `bench${i}@example.com`,
-        displayName: `Bench ${i}`,
-        verificationLevel: i % 3,
-      });
-      userIds.push(user.id);
-      for (let j = 0; j < 5; j++) tokens.push(await issueAccessToken(user.id, clientRow.id, scopes));
-    }
-    // Codes for every exchange of every run, written in bulk (each is single use).
-    const codesNeeded = 4000 * (WARMUP + SECONDS * RUNS);
-    const codes: string[] = [];
-    const now = systemClock.now();
-    for (let offset = 0; offset < codesNeeded; offset += 1000) {
-      const batch = Array.from({ length: Math.min(1000, codesNeeded - offset) }, (_, i) => {
-        const code = generateSecret('authorizationCode');
-        codes.push(code);
-        return {
-          code_hash: hashSecret(code),
-          client_pk: clientRow.id,
-          user_id: userIds[(offset + i) % userIds.length] as number,
-          redirect_uri: 'https://bench.example/cb',
-          scopes,
-          code_challenge: null,
-          nonce: 'n',
-          auth_time: now,
-          created_at: now,
-          expires_at: new Date(now.getTime() + 3600_000),
-        };
-      });
-      await database.db.insertInto('authorization_codes').values(batch).execute();
-    }
-
-    // Refresh tokens for every refresh of every run (each works once: it rotates), on a grant per user.
-    const refreshNeeded = 3000 * (WARMUP + SECONDS * RUNS);
-    const refreshGrants: number[] = [];
-    for (const userId of userIds) {
-      const grant = await insertGrant(database.db, {
-        userId,
-        clientPk: clientRow.id,
-        scopes,
-        codeHash: null,
-        authTime: now,
-        at: now,
-      });
-      refreshGrants.push(grant.id);
-    }
-    const refreshTokens: string[] = [];
-    for (let offset = 0; offset < refreshNeeded; offset += 1000) {
-      const batch = Array.from({ length: Math.min(1000, refreshNeeded - offset) }, (_, i) => {
-        const token = generateSecret('refreshToken');
-        refreshTokens.push(token);
-        return {
-          token_hash: hashSecret(token),
-          grant_id: refreshGrants[(offset + i) % refreshGrants.length] as number,
-          created_at: now,
-          expires_at: new Date(now.getTime() + 24 * 3600_000),
-        };
-      });
-      await database.db.insertInto('refresh_tokens').values(batch).execute();
-    }
-
-    // BENCH_PROFILE=1: a V8 CPU profile of the server in bench/profiles/ (open it in Chrome DevTools).
-    const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : [];
-    // The server runs the compiled build, as the Docker image does (no tsx in its memory or CPU).
+    // The servers: ours from the compiled build, the ceiling, oidc-provider.
     execFileSync(path.join(projectRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
       cwd: projectRoot,
       stdio: 'inherit',
     });
-    const server = pinned(process.execPath, [...profileArgs, 'bin/server.js'], {
+    mkdirSync(path.join(projectRoot, 'bench', 'profiles'), { recursive: true });
+    const idp = startService(serviceEnv(PORTS.idp, { DATABASE_URL: databaseUrl }));
+    children.push(idp);
+    const idpBase = `http://127.0.0.1:${PORTS.idp}`;
+    // The service logs at warn, so wait on the port instead of the listening line.
+    await waitForPort(`${idpBase}/health/live`, idp);
+    const ceiling = startPinned(process.execPath, [path.join('bench', 'ceiling-server.mjs')], {
       ...process.env,
-      IDP_RUN_BUILD: '1',
-      DATABASE_URL: databaseUrl,
-      PORT: '3900',
-      HOST: '127.0.0.1',
-      PUBLIC_URL: 'http://127.0.0.1:3900',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      COOKIE_SECRET: randomBytes(32).toString('hex'),
-      // The limiter runs on every request, as in production, with limits a load test never reaches
-      // (one load generator is one IP, and the hot-wallet scenario is one token).
-      RATE_LIMIT_PUBLIC_PER_MIN: '1000000',
-      RATE_LIMIT_TOKEN_PER_MIN: '1000000',
-      RATE_LIMIT_BEARER_PER_MIN: '1000000',
-    });
-    children.push(server);
-    // The service logs at warn in production runs, so wait on the port instead of the log line.
-    await waitForPort('http://127.0.0.1:3900/health/live');
-
-    const ceiling = pinned(process.execPath, [path.join('bench', 'ceiling-server.mjs')], {
-      ...process.env,
-      PORT: '3901',
+      PORT: String(PORTS.ceiling),
     });
     children.push(ceiling);
-    await waitForListening(ceiling);
+    const ceilingBase = await waitForListening(ceiling);
+    const provider = startPinned(process.execPath, [path.join('bench', 'oidc-provider-server.mjs')], {
+      ...process.env,
+      PORT: String(PORTS.oidcProvider),
+    });
+    children.push(provider);
+    const providerBase = await waitForListening(provider);
 
-    // Resident memory of the server: once idle, then the highest seen while it is under load.
+    // Resident memory of the service: once idle, then the highest seen while it is under load.
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    const idleRssMb = rssMb(server.pid);
+    const idleRssMb = rssMb(idp.pid);
     let peakRssMb = idleRssMb;
-    const sampler = setInterval(() => {
-      peakRssMb = Math.max(peakRssMb, rssMb(server.pid));
-    }, 250);
+    const sample = () => {
+      peakRssMb = Math.max(peakRssMb, rssMb(idp.pid));
+    };
 
-    const results: Measurement[] = [];
-    results.push(await measure('bare Fastify JSON route (ceiling)', 'http://127.0.0.1:3901/', {}));
-    let tokenIndex = 0;
-    results.push(
-      await measure(
-        `userinfo (${tokens.length} distinct tokens)`,
-        'http://127.0.0.1:3900/api/v1/oauth/userinfo',
+    const basic = basicOf(seeded.client.clientId, seeded.client.clientSecret);
+    const redirect = encodeURIComponent(REDIRECT_URI);
+    if (runs('compare')) {
+      console.log('minting oidc-provider tokens…');
+      const theirTokens = (await mint(providerBase, 'access_token', seeded.accessTokens.length)).values;
+      const theirCodes = await mint(providerBase, 'authorization_code', onceNeeded);
+      const theirRefresh = (await mint(providerBase, 'refresh_token', onceNeeded)).values;
+      const theirBasic = basicOf('bench', 'bench-secret');
+      const scenarios: Scenario[] = [
         {
-          next: () => ({ headers: { authorization: `Bearer ${tokens[tokenIndex++ % tokens.length]}` } }),
+          name: 'bare Fastify JSON route (ceiling)',
+          target: 'ceiling',
+          url: `${ceilingBase}/`,
+          options: {},
+          pid: ceiling.pid,
         },
-      ),
-    );
-    results.push(
-      await measure(`/me (${tokens.length} distinct tokens)`, 'http://127.0.0.1:3900/api/v1/me', {
-        next: () => ({ headers: { authorization: `Bearer ${tokens[tokenIndex++ % tokens.length]}` } }),
-      }),
-    );
-    let codeIndex = 0;
-    const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
-    results.push(
-      await measure('authorization code exchange', 'http://127.0.0.1:3900/api/v1/oauth/token', {
-        method: 'POST',
-        next: () => ({
-          headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-          body: `grant_type=authorization_code&code=${codes[codeIndex++ % codes.length]}&redirect_uri=${encodeURIComponent('https://bench.example/cb')}`,
-        }),
-      }),
-    );
-    if (codeIndex > codes.length)
-      console.warn(`codes ran out: ${codeIndex} requests for ${codes.length} codes`);
-    let refreshIndex = 0;
-    results.push(
-      await measure('refresh token grant', 'http://127.0.0.1:3900/api/v1/oauth/token', {
-        method: 'POST',
-        next: () => ({
-          headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-          body: `grant_type=refresh_token&refresh_token=${refreshTokens[refreshIndex++ % refreshTokens.length]}`,
-        }),
-      }),
-    );
-    if (refreshIndex > refreshTokens.length)
-      console.warn(`refresh tokens ran out: ${refreshIndex} requests for ${refreshTokens.length} tokens`);
-
-    // Wallet charges (distinct idempotency keys) spread over every user, then on one hot wallet.
-    // Every user is credited far more than the runs can spend, so every charge should succeed.
-    const shop = await createClient(database.db, systemClock, {
-      name: 'Bench shop',
-      siteUrl: 'https://shop.bench.example',
-      redirectUris: ['https://shop.bench.example/cb'],
-      wallet: true,
-    });
-    const shopRow = await database.db
-      .selectFrom('clients')
-      .select('id')
-      .where('client_id', '=', shop.client_id)
-      .executeTakeFirstOrThrow();
-    const walletTokens: string[] = [];
-    for (const [i, userId] of userIds.entries()) {
-      await credit(database.db, systemClock, `bench_user_${i}`, { amount: 1_000_000_000 });
-      walletTokens.push(await issueAccessToken(userId, shopRow.id, normalizeScopes(['openid', 'wallet'])));
+        {
+          name: `userinfo (${seeded.accessTokens.length} distinct tokens)`,
+          target: 'idp',
+          url: `${idpBase}/api/v1/oauth/userinfo`,
+          options: bearerRequests(seeded.accessTokens),
+          pid: idp.pid,
+        },
+        {
+          name: `userinfo (${theirTokens.length} distinct tokens)`,
+          target: 'oidc-provider',
+          url: `${providerBase}/me`,
+          options: bearerRequests(theirTokens),
+          pid: provider.pid,
+        },
+        {
+          name: `/me (${seeded.accessTokens.length} distinct tokens)`,
+          target: 'idp',
+          url: `${idpBase}/api/v1/me`,
+          options: bearerRequests(seeded.accessTokens),
+          pid: idp.pid,
+        },
+        {
+          name: 'authorization code exchange (PKCE S256)',
+          target: 'idp',
+          url: `${idpBase}/api/v1/oauth/token`,
+          options: formPosts(
+            basic,
+            codes,
+            (code) =>
+              `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&code_verifier=${CODE_VERIFIER}`,
+          ),
+          pid: idp.pid,
+        },
+        {
+          name: 'authorization code exchange (PKCE S256)',
+          target: 'oidc-provider',
+          url: `${providerBase}/token`,
+          options: formPosts(
+            theirBasic,
+            theirCodes.values,
+            (code) =>
+              `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&code_verifier=${theirCodes.code_verifier}`,
+          ),
+          pid: provider.pid,
+        },
+        {
+          name: 'refresh token grant (rotating)',
+          target: 'idp',
+          url: `${idpBase}/api/v1/oauth/token`,
+          options: formPosts(
+            basic,
+            refreshTokens,
+            (token) => `grant_type=refresh_token&refresh_token=${token}`,
+          ),
+          pid: idp.pid,
+        },
+        {
+          name: 'refresh token grant (rotating)',
+          target: 'oidc-provider',
+          url: `${providerBase}/token`,
+          options: formPosts(
+            theirBasic,
+            theirRefresh,
+            (token) => `grant_type=refresh_token&refresh_token=${token}`,
+          ),
+          pid: provider.pid,
+        },
+      ];
+      results.measurements.push(...(await measureRounds(scenarios, settings, sample)));
     }
-    let chargeIndex = 0;
-    const chargeRequest = (token: string) => ({
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        amount: 0.01,
-        currency: 'COIN',
-        description: 'bench charge',
-        idempotency_key: `bench-${chargeIndex++}`,
-      }),
-    });
-    results.push(
-      await measure(
-        `wallet charges over ${walletTokens.length} users`,
-        'http://127.0.0.1:3900/api/v1/wallet/charge',
-        {
-          method: 'POST',
-          next: () => chargeRequest(walletTokens[chargeIndex % walletTokens.length] as string),
-        },
-      ),
-    );
-    results.push(
-      await measure('wallet charges on one hot wallet', 'http://127.0.0.1:3900/api/v1/wallet/charge', {
-        method: 'POST',
-        next: () => chargeRequest(walletTokens[0] as string),
-      }),
-    );
-    const ledgerCheck = await verifyLedger(database.db);
-    console.log(`ledger check after the charges: ${JSON.stringify(ledgerCheck)}`);
+    // oidc-provider holds some 400 MB of minted tokens: it goes before the service's own scenarios.
+    await stop(provider);
 
-    // Search at 100k and then 1M users (BENCH_SEARCH_SIZES to change), with the plans PostgreSQL chose.
-    const plans: Record<string, string> = {};
-    let grown = 200;
-    for (const size of SEARCH_SIZES) {
-      if (ONLY && !'search'.includes(ONLY)) break;
-      console.log(`growing to ${size} users…`);
-      await growUsers(database.db, grown, size);
-      grown = size;
-      for (const query of SEARCH_QUERIES) {
-        plans[`${query.name} at ${size}`] = await explainSearch(database.db, query.q);
-        const scenario = `search, ${query.name} ("${query.q}"), ${size.toLocaleString('en')} users`;
-        const searchUrl = `http://127.0.0.1:3900/api/users/search?q=${encodeURIComponent(query.q)}`;
-        results.push(await measure(scenario, searchUrl, {}));
-        results.push(
-          await measure(`${scenario}, ${SEARCH_CONNECTIONS} clients`, searchUrl, {
-            connections: SEARCH_CONNECTIONS,
-          }),
-        );
+    if (runs('flow')) {
+      const jars = await Promise.all(
+        Array.from({ length: FLOW_WORKERS }, (_, i) =>
+          signIn(idpBase, seeded.users[i]?.username as string, PASSWORD),
+        ),
+      );
+      const client = {
+        clientId: seeded.client.clientId,
+        clientSecret: seeded.client.clientSecret,
+        redirectUri: REDIRECT_URI,
+      };
+      results.flows.push(
+        await measureLoop(
+          'authorize → consent → token → userinfo (browserless, signed-in users)',
+          FLOW_WORKERS,
+          (worker) => authorizeFlow(idpBase, jars[worker] as never, client),
+        ),
+      );
+      sample();
+    }
+    if (runs('signin')) {
+      let next = 0;
+      results.flows.push(
+        await measureLoop(
+          'password sign-in (sign-in page, then its form; argon2id)',
+          SIGNIN_WORKERS,
+          async () => {
+            const user = seeded.users[next++ % seeded.users.length];
+            await signIn(idpBase, user?.username as string, PASSWORD);
+          },
+        ),
+      );
+      sample();
+    }
+    if (runs('wallet')) {
+      results.measurements.push(
+        ...(await measureRounds(walletScenarios('idp', idpBase, idp.pid, seeded), settings, sample)),
+      );
+      results.ledgerChecks.postgres = await verifyLedger(database.db);
+      console.log(`ledger check after the charges: ${JSON.stringify(results.ledgerChecks.postgres)}`);
+    }
+    results.memory = { idleRssMb, peakRssMb };
+
+    // Search at 100k and then 1M users, with the plans PostgreSQL chose.
+    if (runs('search')) {
+      let grown = seeded.users.length;
+      for (const size of SEARCH_SIZES) {
+        console.log(`growing to ${size} users…`);
+        await growUsers(database.db, grown, size);
+        grown = size;
+        const scenarios: Scenario[] = [];
+        for (const query of SEARCH_QUERIES) {
+          results.searchPlans[`${query.name} at ${size}`] = await explainSearch(database.db, query.q);
+          const scenario = `search, ${query.name} ("${query.q}"), ${size.toLocaleString('en')} users`;
+          const searchUrl = `${idpBase}/api/users/search?q=${encodeURIComponent(query.q)}`;
+          scenarios.push({ name: scenario, target: 'idp', url: searchUrl, options: {}, pid: idp.pid });
+          scenarios.push({
+            name: `${scenario}, ${SEARCH_CONNECTIONS} clients`,
+            target: 'idp',
+            url: searchUrl,
+            options: { connections: SEARCH_CONNECTIONS },
+            pid: idp.pid,
+          });
+        }
+        results.measurements.push(...(await measureRounds(scenarios, settings)));
       }
     }
-    clearInterval(sampler);
-    report(results, plans, ledgerCheck, { idleRssMb, peakRssMb });
+    await stop(idp);
+
+    // The embedded default: userinfo and charges on PGlite, seeded before the server owns the files.
+    if (runs('pglite')) {
+      console.log('seeding PGlite…');
+      const embedded = await openPglite(pgliteDir);
+      await migrateToLatest(embedded.db);
+      const pgliteSeeded = await seedService(
+        embedded.db,
+        {
+          config: loadConfig({ DATA_DIR: pgliteDir, PUBLIC_URL: `http://127.0.0.1:${PORTS.pglite}` }),
+          db: embedded.db,
+          clock: systemClock,
+        },
+        { tokensPerUser: 5 },
+      );
+      await embedded.close();
+      const server = startService(serviceEnv(PORTS.pglite, { DATA_DIR: pgliteDir }));
+      children.push(server);
+      const base = `http://127.0.0.1:${PORTS.pglite}`;
+      await waitForPort(`${base}/health/live`, server);
+      results.measurements.push(
+        ...(await measureRounds(
+          [
+            {
+              name: `userinfo (${pgliteSeeded.accessTokens.length} distinct tokens)`,
+              target: 'idp (PGlite)',
+              url: `${base}/api/v1/oauth/userinfo`,
+              options: bearerRequests(pgliteSeeded.accessTokens),
+              pid: server.pid,
+            },
+            ...walletScenarios('idp (PGlite)', base, server.pid, pgliteSeeded),
+          ],
+          settings,
+        )),
+      );
+      await stop(server);
+      const reopened = await openPglite(pgliteDir);
+      results.ledgerChecks.pglite = await verifyLedger(reopened.db);
+      await reopened.close();
+    }
+    writeResults(results, OUT_DIR);
+    console.log(`results: ${path.join(OUT_DIR, 'results.md')}`);
   } finally {
     for (const child of children) await stop(child);
     await database.close();
     await admin.query(`drop database if exists ${name} with (force)`);
     await admin.end();
+    rmSync(pgliteDir, { recursive: true, force: true });
   }
-}
-
-async function waitForPort(url: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`${url} did not answer`);
-}
-
-function report(
-  measured: Measurement[],
-  plans: Record<string, string>,
-  ledgerCheck: LedgerCheck | undefined,
-  memory: { idleRssMb: number; peakRssMb: number },
-): void {
-  // Scenarios BENCH_ONLY skipped are left out; without the ceiling there are no ratios.
-  const results = measured.filter((result) => result.runs.length > 0);
-  const ceiling =
-    results.find((result) => result.scenario.includes('ceiling'))?.requestsPerSecond ?? Number.NaN;
-  const reference = (scenario: string) =>
-    scenario.startsWith('userinfo')
-      ? OIDC_PROVIDER_REFERENCE.userinfo
-      : scenario.startsWith('authorization code')
-        ? OIDC_PROVIDER_REFERENCE.codeExchange
-        : scenario.startsWith('refresh')
-          ? OIDC_PROVIDER_REFERENCE.refresh
-          : undefined;
-  const scale = ceiling / REFERENCE_CEILING;
-  const rows = results.map((result) => {
-    const ref = reference(result.scenario);
-    const scaled = ref ? Math.round(ref * scale) : null;
-    return {
-      ...result,
-      ofCeiling: Number.isNaN(ceiling) ? null : result.requestsPerSecond / ceiling,
-      oidcProviderScaled: Number.isNaN(ceiling) ? null : scaled,
-      vsOidcProvider: scaled && !Number.isNaN(ceiling) ? result.requestsPerSecond / scaled : null,
-      meetsTarget: scaled && !Number.isNaN(ceiling) ? result.requestsPerSecond >= scaled : null,
-    };
-  });
-  const json: BenchResults = {
-    measuredAt: new Date().toISOString(),
-    machine: { cores: os.cpus().length, node: process.version, pinned: hasTaskset },
-    settings: {
-      seconds: SECONDS,
-      warmupSeconds: WARMUP,
-      runs: RUNS,
-      connections: CONNECTIONS,
-      searchConnections: SEARCH_CONNECTIONS,
-      searchSizes: SEARCH_SIZES,
-      oidcProviderReference: { ...OIDC_PROVIDER_REFERENCE, ceiling: REFERENCE_CEILING },
-    },
-    results: rows,
-    searchPlans: plans,
-    ledgerCheck: ledgerCheck ?? null,
-    memory,
-  };
-  writeFileSync(path.join(projectRoot, 'bench', 'results.json'), `${JSON.stringify(json, null, 2)}\n`);
-  writeMarkdown(json);
 }
 
 await main();
