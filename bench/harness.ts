@@ -101,8 +101,6 @@ export interface LoadOptions {
   connections?: number;
   /** Gives each request its headers and body (for values used once: codes, refresh tokens, keys). */
   next?: () => { headers?: Record<string, string>; body?: string };
-  /** Fixed requests, built once; each connection sends them in turn (cheaper than `next`). */
-  requests?: Array<{ headers?: Record<string, string>; body?: string }>;
 }
 
 /** One autocannon run of `seconds`. */
@@ -112,7 +110,7 @@ export async function load(url: string, options: LoadOptions, seconds: number): 
     method: options.method ?? 'GET',
     connections: options.connections ?? 32,
     duration: seconds,
-    requests: options.requests ?? [
+    requests: [
       {
         setupRequest: (request) => {
           const extra = options.next?.() ?? {};

@@ -116,10 +116,15 @@ function startService(env: NodeJS.ProcessEnv): ChildProcess {
   return startPinned(process.execPath, [...profileArgs, 'bin/server.js'], env);
 }
 
-/** Scenario helpers: a bearer GET over many distinct tokens, and a form POST with a value used once. */
-const bearerRequests = (tokens: string[]): LoadOptions => ({
-  requests: tokens.map((token) => ({ headers: { authorization: `Bearer ${token}` } })),
-});
+/**
+ * Scenario helpers: a bearer GET over many distinct tokens, taken in turn by all connections (each
+ * token comes back every `tokens.length` requests, as when many users' sites call at once), and a
+ * form POST with a value used once.
+ */
+function bearerRequests(tokens: string[]): LoadOptions {
+  let index = 0;
+  return { next: () => ({ headers: { authorization: `Bearer ${tokens[index++ % tokens.length]}` } }) };
+}
 function formPosts(basic: string, values: string[], body: (value: string) => string): LoadOptions {
   let index = 0;
   return {
