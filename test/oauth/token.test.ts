@@ -352,6 +352,50 @@ describe('refresh_token grant', () => {
     );
   });
 
+  it('writes nothing when it refuses: the refresh token still works after a wider or unknown scope', async () => {
+    const first = await start();
+    expectApiError(
+      await refresh(client, first.refresh_token, { scope: 'profile email' }),
+      400,
+      'invalid_scope',
+    );
+    expectApiError(
+      await refresh(client, first.refresh_token, { scope: 'profile nonsense' }),
+      400,
+      'invalid_scope',
+    );
+    expectApiError(await refresh(client, first.refresh_token, { scope: ' ' }), 400, 'invalid_scope');
+    const res = await refresh(client, first.refresh_token, { scope: 'profile profile openid' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().scope).toBe('openid profile');
+  });
+
+  it('refuses the refresh token of a disabled user, and works again once the user is enabled', async () => {
+    const owner = await makeUser(t);
+    const code = await mintCode(t, client, owner, { scopes: ['openid', 'offline_access'] });
+    const first = (await exchangeCode(t.app, client, code)).json() as { refresh_token: string };
+    const setDisabled = (at: Date | null) =>
+      t.database.db.updateTable('users').set({ disabled_at: at }).where('id', '=', owner.id).execute();
+    await setDisabled(t.clock.now());
+    expectApiError(await refresh(client, first.refresh_token), 400, 'invalid_grant');
+    // Only the disabled user refused it (set here in the table; `idp users disable` also revokes
+    // the grants): with the user enabled again, the unused token works.
+    await setDisabled(null);
+    expect((await refresh(client, first.refresh_token)).statusCode).toBe(200);
+  });
+
+  it('gives one of two concurrent uses of a refresh token new tokens, and treats the other as reuse', async () => {
+    const first = await start();
+    const answers = await Promise.all([
+      refresh(client, first.refresh_token),
+      refresh(client, first.refresh_token),
+    ]);
+    expect(answers.map((res) => res.statusCode).sort()).toEqual([200, 400]);
+    const winner = answers.find((res) => res.statusCode === 200)?.json() as { refresh_token: string };
+    // The second use was a reuse: the grant is revoked, so the winner's tokens stop working too.
+    expectApiError(await refresh(client, winner.refresh_token), 400, 'invalid_grant');
+  });
+
   it('refuses an expired refresh token', async () => {
     const first = await start();
     t.clock.advance(t.config.REFRESH_TOKEN_TTL_SECONDS * 1000 + 1000);

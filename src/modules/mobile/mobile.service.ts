@@ -9,7 +9,7 @@ import { isUniqueViolation } from '../../lib/validation.js';
 import { findUserById } from '../accounts/accounts.repository.js';
 import { authenticate } from '../accounts/accounts.service.js';
 import { type ClientRow, findClientByClientId } from '../clients/clients.repository.js';
-import { findRefreshToken, insertGrant, rotateRefreshToken } from '../oauth/oauth.repository.js';
+import { findRefreshToken, insertGrant, markRefreshTokenRotated } from '../oauth/oauth.repository.js';
 import { issueTokenSet } from '../oauth/tokens.service.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import {
@@ -213,7 +213,7 @@ export async function refreshDevice(
     if (!device || !signedByKey(device.public_key, input.signature, input.challenge, input.device_id)) {
       return { refused: true } as const;
     }
-    const rotated = await rotateRefreshToken(trx, tokenHash, now);
+    const rotated = await markRefreshTokenRotated(trx, tokenHash, now);
     if (!rotated) {
       const known = await findRefreshToken(trx, tokenHash);
       if (known?.rotated_at && known.grant_id === device.grant_id) {

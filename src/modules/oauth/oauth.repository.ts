@@ -138,7 +138,54 @@ export async function insertRefreshToken(
  * Marks a refresh token rotated and returns it with its grant, or undefined when it is unknown,
  * already rotated or revoked. Atomic, like codes: a token can be exchanged once.
  */
-export function rotateRefreshToken(db: Kysely<Database>, tokenHash: string, now: Date) {
+/**
+ * RFC 6749 §6 with rotation, in one statement (one round trip, atomic on its own): uses up the
+ * refresh token and issues the new access and refresh tokens under its grant — only if the token is
+ * unused, unrevoked and unexpired, of this client, of a live grant and user, and `scopes` (a
+ * narrower set asked for, or null for the grant's) are within the grant. Answers the grant, user
+ * and scopes of the new tokens, or undefined when any rule refused (nothing was written; the
+ * caller tells which rule from `findRefreshToken`). Two concurrent uses of one token: the second
+ * waits on the row lock, then finds it rotated.
+ */
+export async function rotateRefreshToken(
+  db: Kysely<Database>,
+  input: {
+    tokenHash: string;
+    clientPk: number;
+    scopes: string[] | null;
+    now: Date;
+    accessTokenHash: string;
+    accessExpiresAt: Date;
+    refreshTokenHash: string;
+    refreshExpiresAt: Date;
+  },
+): Promise<{ grant_id: number; user_id: number; scopes: string[] } | undefined> {
+  const result = await sql<{ grant_id: number; user_id: number; scopes: string[] }>`
+    with rotated as (
+      update refresh_tokens r set rotated_at = ${input.now}
+      from grants g join users u on u.id = g.user_id
+      where g.id = r.grant_id
+        and r.token_hash = ${input.tokenHash}
+        and r.rotated_at is null and r.revoked_at is null and r.expires_at > ${input.now}
+        and g.client_pk = ${input.clientPk} and g.revoked_at is null
+        and u.disabled_at is null
+        and (${input.scopes}::text[] is null or ${input.scopes}::text[] <@ g.scopes)
+      returning r.grant_id, g.user_id, coalesce(${input.scopes}::text[], g.scopes) as scopes
+    ), access as (
+      insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
+      select ${input.accessTokenHash}, grant_id, user_id, ${input.clientPk}, scopes, ${input.now},
+        ${input.accessExpiresAt}
+      from rotated
+    ), refresh as (
+      insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
+      select ${input.refreshTokenHash}, grant_id, ${input.now}, ${input.refreshExpiresAt} from rotated
+    )
+    select grant_id, user_id, scopes from rotated`.execute(db);
+  return result.rows[0];
+}
+
+/** Marks a refresh token used (rotated) and answers its grant, when it was unused and unrevoked. */
+export function markRefreshTokenRotated(db: Kysely<Database>, tokenHash: string, now: Date) {
   return db
     .updateTable('refresh_tokens')
     .set({ rotated_at: now })

@@ -5,12 +5,12 @@ import { tokensIssued } from '../../http/metrics.js';
 import { InvalidGrant, InvalidRequest, InvalidScope, UnsupportedGrantType } from '../../lib/errors.js';
 import { isCodeVerifier, s256 } from '../../lib/pkce.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
 import type { ClientRow } from '../clients/clients.repository.js';
 import { signIdToken } from '../oidc/id-token.js';
 import { currentSigner } from '../oidc/keys.service.js';
 import {
   findAuthorizationCode,
+  findRefreshToken,
   insertAccessToken,
   insertRefreshToken,
   redeemAuthorizationCode,
@@ -74,10 +74,6 @@ function required(params: Parameters, name: string): string {
   const value = params[name];
   if (!value) throw new InvalidRequest(`${name} is required.`);
   return value;
-}
-
-async function loadUser(trx: Kysely<Database>, userId: number): Promise<UserRow | undefined> {
-  return trx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
 }
 
 /** Why a code could not be redeemed, for the error description (nothing was written). */
@@ -191,56 +187,55 @@ async function refreshTokenGrant(
   const tokenHash = hashSecret(refreshToken);
   const now = deps.clock.now();
 
-  const outcome = await deps.db.transaction().execute(async (trx) => {
-    const row = await rotateRefreshToken(trx, tokenHash, now);
-    if (!row) {
-      const known = await trx
-        .selectFrom('refresh_tokens')
-        .innerJoin('grants', 'grants.id', 'refresh_tokens.grant_id')
-        .select(['refresh_tokens.grant_id', 'refresh_tokens.rotated_at', 'grants.client_pk'])
-        .where('refresh_tokens.token_hash', '=', tokenHash)
-        .executeTakeFirst();
-      const reusedGrant = known?.rotated_at && known.client_pk === client.id ? known.grant_id : undefined;
-      return { kind: 'failed', reusedGrant } as const;
-    }
-    if (row.client_pk !== client.id)
-      throw new InvalidGrant('The refresh token was issued to another client.');
-    if (row.grant_revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
-    if (row.expires_at.getTime() <= now.getTime()) throw new InvalidGrant('The refresh token has expired.');
-    const user = await loadUser(trx, row.user_id);
-    if (!user || user.disabled_at !== null)
-      throw new InvalidGrant('The user of this refresh token is disabled.');
-
-    // RFC 6749 §6: a narrower scope may be asked for, never a wider one.
-    let scopes = row.scopes;
-    if (params.scope !== undefined) {
-      const asked = params.scope.split(' ').filter(Boolean);
-      const extra = asked.filter((scope) => !row.scopes.includes(scope));
-      if (asked.length === 0 || extra.length > 0) {
-        throw new InvalidScope(`The refresh token was not granted: ${extra.join(' ') || '(empty scope)'}.`);
-      }
-      scopes = normalizeScopes(asked);
-    }
-    const tokens = await issueTokenSet(trx, deps, {
-      grantId: row.grant_id,
-      userId: row.user_id,
-      clientPk: client.id,
-      scopes,
-      withRefreshToken: true,
-    });
-    return { kind: 'issued', tokens, scopes } as const;
-  });
-
-  if (outcome.kind === 'failed') {
-    if (outcome.reusedGrant !== undefined) {
-      // OAuth 2.0 Security BCP (RFC 9700 §4.14.2): reuse of a rotated refresh token means it leaked.
-      await revokeGrants(deps.db, { id: outcome.reusedGrant }, now);
-      throw new InvalidGrant('The refresh token was already used; the grant is revoked.');
-    }
-    throw new InvalidGrant('The refresh token is invalid or revoked.');
+  // RFC 6749 §6: a narrower scope may be asked for, never a wider one (checked against the grant
+  // in the statement; an unknown or empty scope cannot be within it).
+  let asked: string[] | null = null;
+  if (params.scope !== undefined) {
+    const unique = [...new Set(params.scope.split(' ').filter(Boolean))];
+    if (unique.length === 0) throw new InvalidScope('The refresh token was not granted: (empty scope).');
+    // Known scopes in their canonical order; with an unknown one, as sent (it fails the check).
+    const known = normalizeScopes(unique);
+    asked = known.length === unique.length ? known : unique;
   }
+  const accessToken = generateSecret('accessToken');
+  const newRefreshToken = generateSecret('refreshToken');
+  const expiresIn = deps.config.ACCESS_TOKEN_TTL_SECONDS;
+  const issued = await rotateRefreshToken(deps.db, {
+    tokenHash,
+    clientPk: client.id,
+    scopes: asked,
+    now,
+    accessTokenHash: hashSecret(accessToken),
+    accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
+    refreshTokenHash: hashSecret(newRefreshToken),
+    refreshExpiresAt: new Date(now.getTime() + deps.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+  });
+  if (!issued) return explainRefreshFailure(deps, client, { tokenHash, asked, now });
   tokensIssued.inc({ grant_type: 'refresh_token' });
-  return tokenResponse(outcome.tokens, outcome.scopes);
+  return tokenResponse({ accessToken, refreshToken: newRefreshToken, expiresIn }, issued.scopes);
+}
+
+/** Why a refresh token was refused, for the error description (nothing was written). */
+async function explainRefreshFailure(
+  deps: AppDeps,
+  client: ClientRow,
+  input: { tokenHash: string; asked: string[] | null; now: Date },
+): Promise<never> {
+  const row = await findRefreshToken(deps.db, input.tokenHash);
+  if (!row || row.revoked_at !== null) throw new InvalidGrant('The refresh token is invalid or revoked.');
+  if (row.client_pk !== client.id) throw new InvalidGrant('The refresh token was issued to another client.');
+  if (row.rotated_at !== null) {
+    // OAuth 2.0 Security BCP (RFC 9700 §4.14.2): reuse of a rotated refresh token means it leaked.
+    await revokeGrants(deps.db, { id: row.grant_id }, input.now);
+    throw new InvalidGrant('The refresh token was already used; the grant is revoked.');
+  }
+  if (row.grant_revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
+  if (row.expires_at.getTime() <= input.now.getTime())
+    throw new InvalidGrant('The refresh token has expired.');
+  if (row.user_disabled_at !== null) throw new InvalidGrant('The user of this refresh token is disabled.');
+  const extra = (input.asked ?? []).filter((scope) => !row.scopes.includes(scope));
+  if (extra.length > 0) throw new InvalidScope(`The refresh token was not granted: ${extra.join(' ')}.`);
+  throw new InvalidGrant('The refresh token is invalid or revoked.');
 }
 
 function tokenResponse(tokens: IssuedTokens, scopes: string[], idToken?: string): TokenResponse {
