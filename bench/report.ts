@@ -201,6 +201,12 @@ export function renderMarkdown(json: BenchResults): string {
         (verdict) => `| ${verdict.target} | ${verdict.measured} | ${verdict.pass ? 'pass' : '**fail**'} |`,
       ),
       '',
+      ...(verdicts.some((verdict) => !verdict.pass)
+        ? [
+            'Where a target is missed, [docs/performance.md](../docs/performance.md) says where the time goes (from CPU profiles of the server), what was done about it and what remains.',
+            '',
+          ]
+        : []),
     );
   }
   lines.push(
