@@ -3,7 +3,7 @@
  * CPU time and resident memory of a server, and interleaved rounds of scenarios.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { projectRoot } from '../src/lib/paths.js';
 
@@ -43,6 +43,31 @@ export function cpuMicros(pid: number | undefined): number | undefined {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
     // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the command name; in ticks.
     return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time (µs) used so far by every PostgreSQL process of this machine (server processes are
+ * named `postgres`); undefined without /proc. Exited backends are not counted, which is why the
+ * service's pool keeps its connections open.
+ */
+export function postgresCpuMicros(): number | undefined {
+  try {
+    let total = 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (!stat.includes('(postgres)')) continue;
+        const fields = stat.split(') ')[1]?.split(' ') ?? [];
+        total += ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / 100;
+      } catch {
+        // the process exited
+      }
+    }
+    return total;
   } catch {
     return undefined;
   }
@@ -145,6 +170,8 @@ export interface Measurement {
   runs: number[];
   /** The server's CPU time per request (µs), median over the runs; null without /proc. */
   cpuMicrosPerRequest: number | null;
+  /** PostgreSQL's CPU time per request (µs, all its processes), median over the runs. */
+  postgresCpuMicrosPerRequest?: number | null;
 }
 
 function median(values: number[]): number {
@@ -168,16 +195,24 @@ export async function measureRounds(
   if (settings.warmupSeconds > 0) {
     for (const scenario of scenarios) await load(scenario.url, scenario.options, settings.warmupSeconds);
   }
-  const results = scenarios.map(() => [] as Array<{ result: autocannon.Result; cpu: number | null }>);
+  const results = scenarios.map(
+    () => [] as Array<{ result: autocannon.Result; cpu: number | null; postgres: number | null }>,
+  );
   for (let round = 0; round < settings.runs; round++) {
     for (const [i, scenario] of scenarios.entries()) {
       const before = cpuMicros(scenario.pid);
+      const postgresBefore = postgresCpuMicros();
       const result = await load(scenario.url, scenario.options, settings.seconds);
       const after = cpuMicros(scenario.pid);
+      const postgresAfter = postgresCpuMicros();
       const requests = result.requests.total;
-      const cpu =
-        before !== undefined && after !== undefined && requests > 0 ? (after - before) / requests : null;
-      results[i]?.push({ result, cpu });
+      const perRequest = (from: number | undefined, to: number | undefined) =>
+        from !== undefined && to !== undefined && requests > 0 ? (to - from) / requests : null;
+      results[i]?.push({
+        result,
+        cpu: perRequest(before, after),
+        postgres: perRequest(postgresBefore, postgresAfter),
+      });
       onRun?.();
     }
   }
@@ -186,6 +221,7 @@ export async function measureRounds(
     const byRate = [...runs].sort((a, b) => a.result.requests.average - b.result.requests.average);
     const middle = byRate[Math.floor(byRate.length / 2)]?.result as autocannon.Result;
     const cpus = runs.map((run) => run.cpu).filter((cpu): cpu is number => cpu !== null);
+    const postgres = runs.map((run) => run.postgres).filter((cpu): cpu is number => cpu !== null);
     const measurement: Measurement = {
       scenario: scenario.name,
       target: scenario.target,
@@ -195,6 +231,7 @@ export async function measureRounds(
       non2xx: runs.reduce((sum, run) => sum + run.result.non2xx + run.result.errors, 0),
       runs: runs.map((run) => Math.round(run.result.requests.average)),
       cpuMicrosPerRequest: cpus.length > 0 ? Math.round(median(cpus)) : null,
+      postgresCpuMicrosPerRequest: postgres.length > 0 ? Math.round(median(postgres)) : null,
     };
     console.log(JSON.stringify(measurement));
     return measurement;

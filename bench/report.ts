@@ -163,14 +163,14 @@ export function judgeTargets(json: BenchResults): TargetVerdict[] {
 
 function measurementTable(rows: Measurement[], ceiling: Measurement | undefined): string[] {
   return [
-    '| scenario | server | req/s | p50 ms | p99 ms | failed | CPU µs/request | of ceiling | runs |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| scenario | server | req/s | p50 ms | p99 ms | failed | CPU µs/request | PostgreSQL CPU µs/request | of ceiling | runs |',
+    '|---|---|---|---|---|---|---|---|---|---|',
     ...rows.map((row) => {
       const ofCeiling =
         ceiling && row !== ceiling && row.runs.length === ceiling.runs.length
           ? `${(roundRatio(row, ceiling) * 100).toFixed(1)}%`
           : '–';
-      return `| ${row.scenario} | ${row.target} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${row.cpuMicrosPerRequest ?? '–'} | ${ofCeiling} | ${row.runs.join(', ')} |`;
+      return `| ${row.scenario} | ${row.target} | ${row.requestsPerSecond} | ${row.p50Ms} | ${row.p99Ms} | ${row.non2xx} | ${row.cpuMicrosPerRequest ?? '–'} | ${row.target === 'idp' ? (row.postgresCpuMicrosPerRequest ?? '–') : '–'} | ${ofCeiling} | ${row.runs.join(', ')} |`;
     }),
   ];
 }
@@ -212,7 +212,7 @@ export function renderMarkdown(json: BenchResults): string {
   lines.push(
     '## Against the ceiling and oidc-provider',
     '',
-    "The ceiling is a bare Fastify JSON route (bench/ceiling-server.mjs). oidc-provider 9 runs with an in-memory store, an RS256 key, opaque access tokens, PKCE and refresh tokens rotated on every use (bench/oidc-provider-server.mjs says why each choice). The service runs from its compiled build with `NODE_ENV=production` and `LOG_LEVEL=warn`, its rate limiter counting every request. CPU µs/request is the server process's CPU time (user + system) over the requests it answered: unlike requests per second, it does not depend on the load generator keeping up.",
+    "The ceiling is a bare Fastify JSON route (bench/ceiling-server.mjs). oidc-provider 9 runs with an in-memory store, an RS256 key, opaque access tokens, PKCE and refresh tokens rotated on every use (bench/oidc-provider-server.mjs says why each choice). The service runs from its compiled build with `NODE_ENV=production` and `LOG_LEVEL=warn`, its rate limiter counting every request. CPU µs/request is the server process's CPU time (user + system) over the requests it answered: unlike requests per second, it does not depend on the load generator keeping up. PostgreSQL CPU µs/request is the same for every PostgreSQL process of the machine, which shares the two cores with the load generator: where the service is far from using its core, the database is the bound.",
     '',
     ...measurementTable(compared, ceiling),
     '',

@@ -23,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import pg from 'pg';
 import type { AppDeps } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
@@ -189,6 +190,16 @@ async function mint(
   return (await response.json()) as { values: string[]; code_verifier?: string };
 }
 
+/**
+ * Each part starts from a database as autovacuum and the checkpointer would leave it between
+ * bursts: the part before may have churned hundreds of thousands of rows (every code and refresh
+ * token is used up), and their cleanup would otherwise land in the middle of the next part.
+ */
+async function settle(db: Parameters<typeof verifyLedger>[0]): Promise<void> {
+  await sql`vacuum analyze`.execute(db);
+  await sql`checkpoint`.execute(db);
+}
+
 /** A closed loop, `RUNS` times after a warm-up; the median run. */
 async function measureLoop(
   scenario: string,
@@ -287,6 +298,7 @@ async function main(): Promise<void> {
 
     const basic = basicOf(seeded.client.clientId, seeded.client.clientSecret);
     const redirect = encodeURIComponent(REDIRECT_URI);
+    await settle(database.db);
     if (runs('compare')) {
       console.log('minting oidc-provider tokens…');
       const theirTokens = (await mint(providerBase, 'access_token', seeded.accessTokens.length)).values;
@@ -374,6 +386,7 @@ async function main(): Promise<void> {
     // oidc-provider holds some 400 MB of minted tokens: it goes before the service's own scenarios.
     await stop(provider);
 
+    await settle(database.db);
     if (runs('flow')) {
       const jars = await Promise.all(
         Array.from({ length: FLOW_WORKERS }, (_, i) =>
@@ -394,6 +407,7 @@ async function main(): Promise<void> {
       );
       sample();
     }
+    await settle(database.db);
     if (runs('signin')) {
       let next = 0;
       results.flows.push(
@@ -408,6 +422,7 @@ async function main(): Promise<void> {
       );
       sample();
     }
+    await settle(database.db);
     if (runs('wallet')) {
       results.measurements.push(
         ...(await measureRounds(walletScenarios('idp', idpBase, idp.pid, seeded), settings, sample)),
