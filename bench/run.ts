@@ -200,6 +200,22 @@ async function settle(db: Parameters<typeof verifyLedger>[0]): Promise<void> {
   await sql`checkpoint`.execute(db);
 }
 
+/** RSA-2048 signatures per second on core 0 (`openssl speed`): the floor of an RS256 id_token. */
+function rsaSignsPerSecond(): number | null {
+  try {
+    const command = hasTaskset ? ['taskset', ['-c', '0', 'openssl']] : ['openssl', []];
+    const output = execFileSync(
+      command[0] as string,
+      [...(command[1] as string[]), 'speed', '-seconds', SMOKE ? '1' : '3', 'rsa2048'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    const match = /^rsa\s+2048 bits\s+\S+\s+\S+\s+([\d.]+)/m.exec(output);
+    return match?.[1] ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A closed loop, `RUNS` times after a warm-up; the median run. */
 async function measureLoop(
   scenario: string,
@@ -242,7 +258,12 @@ async function main(): Promise<void> {
   const results: BenchResults = {
     measuredAt: new Date().toISOString(),
     smoke: SMOKE,
-    machine: { cores: os.cpus().length, node: process.version, pinned: hasTaskset },
+    machine: {
+      cores: os.cpus().length,
+      node: process.version,
+      pinned: hasTaskset,
+      rsa2048SignsPerSecond: rsaSignsPerSecond(),
+    },
     settings: {
       ...settings,
       connections: 32,
@@ -499,6 +520,17 @@ async function main(): Promise<void> {
     }
     writeResults(results, OUT_DIR);
     console.log(`results: ${path.join(OUT_DIR, 'results.md')}`);
+    // The smoke run (CI) fails when any scenario stopped working, whatever its speed.
+    const failed =
+      results.measurements.reduce((sum, row) => sum + row.non2xx, 0) +
+      results.flows.reduce((sum, flow) => sum + flow.failures, 0);
+    const ledgerBroken = Object.values(results.ledgerChecks).some((check) => !check.ok);
+    if (failed > 0 || ledgerBroken) {
+      console.error(
+        `${failed} failed requests or flows${ledgerBroken ? ', and the ledger check failed' : ''}`,
+      );
+      if (SMOKE) process.exitCode = 1;
+    }
   } finally {
     for (const child of children) await stop(child);
     await database.close();
