@@ -89,9 +89,15 @@ const onceNeeded = ONCE_PER_SECOND * (WARMUP + SECONDS * RUNS + 1);
 const PORTS = { idp: 3900, ceiling: 3901, oidcProvider: 3902, pglite: 3903 };
 
 /** The environment of the service under load. */
-function serviceEnv(port: number, database: Record<string, string>): NodeJS.ProcessEnv {
+function serviceEnv(
+  port: number,
+  database: { DATABASE_URL: string } | { DATA_DIR: string },
+): NodeJS.ProcessEnv {
+  // The database is the one given here only: a DATABASE_URL or DATA_DIR of this process's own
+  // environment (CI sets DATABASE_URL) must not point the PGlite server at PostgreSQL.
+  const { DATABASE_URL: _url, DATA_DIR: _dir, ...inherited } = process.env;
   return {
-    ...process.env,
+    ...inherited,
     ...database,
     IDP_RUN_BUILD: '1',
     PORT: String(port),
