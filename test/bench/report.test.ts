@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { type Measurement, roundRatio } from '../../bench/harness.js';
+import { type BenchResults, judgeTargets, renderMarkdown } from '../../bench/report.js';
+
+/* The verdicts of bench/results.md, judged from a run's measurements (bench/report.ts). */
+
+function row(
+  scenario: string,
+  target: Measurement['target'],
+  runs: number[],
+  extra: Partial<Measurement> = {},
+) {
+  const sorted = [...runs].sort((a, b) => a - b);
+  return {
+    scenario,
+    target,
+    requestsPerSecond: sorted[Math.floor(sorted.length / 2)] as number,
+    p50Ms: 2,
+    p99Ms: 9,
+    non2xx: 0,
+    runs,
+    cpuMicrosPerRequest: 100,
+    postgresCpuMicrosPerRequest: 10,
+    ...extra,
+  } satisfies Measurement;
+}
+
+function results(measurements: Measurement[], extra: Partial<BenchResults> = {}): BenchResults {
+  return {
+    measuredAt: '2026-11-21T00:00:00.000Z',
+    smoke: false,
+    machine: { cores: 2, node: 'v20', pinned: true, rsa2048SignsPerSecond: 1500 },
+    settings: {
+      seconds: 10,
+      warmupSeconds: 3,
+      runs: 3,
+      connections: 32,
+      searchConnections: 8,
+      searchSizes: [100_000, 1_000_000],
+    },
+    measurements,
+    flows: [],
+    searchPlans: {},
+    ledgerChecks: {},
+    memory: { idleRssMb: 120, peakRssMb: 200 },
+    ...extra,
+  };
+}
+
+const verdict = (json: BenchResults, prefix: string) =>
+  judgeTargets(json).find((each) => each.target.startsWith(prefix));
+
+describe('the benchmark report', () => {
+  it('takes ratios round by round: a machine that slows down in one round slows both sides', () => {
+    const ours = row('userinfo (1000 distinct tokens)', 'idp', [10_000, 5_000, 10_000]);
+    const theirs = row('userinfo (1000 distinct tokens)', 'oidc-provider', [2_000, 1_000, 2_000]);
+    expect(roundRatio(ours, theirs)).toBe(5);
+  });
+
+  it('judges each target against its threshold', () => {
+    const json = results([
+      row('bare Fastify JSON route (ceiling)', 'ceiling', [20_000, 20_000, 20_000]),
+      row('userinfo (1000 distinct tokens)', 'idp', [10_000, 10_000, 10_000]),
+      row('userinfo (1000 distinct tokens)', 'oidc-provider', [2_500, 2_500, 2_500]),
+      row('refresh token grant (rotating)', 'idp', [1_900, 2_000, 2_100]),
+      row('refresh token grant (rotating)', 'oidc-provider', [1_000, 1_000, 1_000]),
+      row('wallet charges over 200 users', 'idp', [1_400, 1_450, 1_500]),
+    ]);
+    expect(verdict(json, 'userinfo ≥ 5×')?.pass).toBe(false); // 4×
+    expect(verdict(json, 'userinfo ≥ 50%')?.pass).toBe(true); // 50%
+    expect(verdict(json, 'refresh grant ≥ 2×')?.pass).toBe(true); // 2× in the middle round
+    expect(verdict(json, 'charges ≥ 1,500/s')?.pass).toBe(false); // median 1,450
+    expect(verdict(json, 'idle RSS')?.pass).toBe(true);
+    expect(verdict(json, 'no failed request')?.pass).toBe(true);
+  });
+
+  it('fails a target whose scenario had failed requests, and says where the time went', () => {
+    const json = results([row('wallet charges over 200 users', 'idp', [2_000, 2_000, 2_000], { non2xx: 3 })]);
+    expect(verdict(json, 'charges ≥ 1,500/s')?.pass).toBe(false);
+    expect(verdict(json, 'no failed request')?.pass).toBe(false);
+    const markdown = renderMarkdown(json);
+    expect(markdown).toContain('| charges ≥ 1,500/s over many users | 2000/s | **fail** |');
+    expect(markdown).toContain('- **charges**: 100 µs of the server');
+  });
+
+  it('judges no target in a smoke run', () => {
+    const markdown = renderMarkdown(
+      results([row('userinfo (1000 distinct tokens)', 'idp', [1])], { smoke: true, memory: null }),
+    );
+    expect(markdown).not.toContain('## Targets');
+    expect(markdown).toContain('Smoke run');
+  });
+});
