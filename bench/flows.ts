@@ -5,6 +5,8 @@
  * ends, for a fixed time. A flow that fails counts as a failure, not as throughput.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { CookieJar } from '../test/helpers/cookie-jar.js';
+import { hiddenFields } from '../test/helpers/html.js';
 
 /** The outcome of one timed loop. */
 export interface LoopResult {
@@ -48,44 +50,6 @@ export function percentile(values: number[], p: number): number {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
-}
-
-/** A browser's cookie jar, for one origin. */
-class CookieJar {
-  private readonly cookies = new Map<string, string>();
-
-  header(): Record<string, string> {
-    return this.cookies.size === 0
-      ? {}
-      : { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') };
-  }
-
-  keep(response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      if (value === '' || /max-age=0/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-}
-
-/** The hidden inputs of the form posting to `action` in a page. */
-function hiddenFields(html: string, action: string): Record<string, string> {
-  const form = [...html.matchAll(/<form\b[^>]*>[\s\S]*?<\/form>/g)]
-    .map((match) => match[0])
-    .find((candidate) => candidate.includes(`action="${action}"`));
-  if (!form) throw new Error(`no form posting to ${action}`);
-  const fields: Record<string, string> = {};
-  for (const [input] of form.matchAll(/<input\b[^>]*>/g)) {
-    if (!/type="hidden"/.test(input)) continue;
-    const name = /name="([^"]*)"/.exec(input)?.[1];
-    const value = /value="([^"]*)"/.exec(input)?.[1] ?? '';
-    if (name) fields[name] = value.replaceAll('&#34;', '"').replaceAll('&amp;', '&');
-  }
-  return fields;
 }
 
 async function expectStatus(response: Response, status: number, what: string): Promise<Response> {

@@ -32,6 +32,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { verifyLedger } from '../src/modules/wallet/wallet.service.js';
+import type { CookieJar } from '../test/helpers/cookie-jar.js';
 import { authorizeFlow, closedLoop, type LoopResult, percentile, signIn } from './flows.js';
 import {
   hasTaskset,
@@ -429,7 +430,7 @@ async function main(): Promise<void> {
         await measureLoop(
           'authorize → consent → token → userinfo (browserless, signed-in users)',
           FLOW_WORKERS,
-          (worker) => authorizeFlow(idpBase, jars[worker] as never, client),
+          (worker) => authorizeFlow(idpBase, jars[worker] as CookieJar, client),
         ),
       );
       sample();

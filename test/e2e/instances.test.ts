@@ -10,6 +10,7 @@ import {
   stopAllChildren,
   succeeded,
 } from '../helpers/cli.js';
+import { CookieJar } from '../helpers/cookie-jar.js';
 import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
 import { freePort } from '../helpers/tcp-proxy.js';
 
@@ -29,24 +30,6 @@ let env: Record<string, string>;
 let redirectUri: string;
 let site: { client_id: string; client_secret: string };
 let app: { client_id: string };
-
-/** A cookie jar for plain fetch, shared by both instances (a load balancer sends either). */
-class Jar {
-  private readonly cookies = new Map<string, string>();
-  header(): Record<string, string> {
-    return this.cookies.size === 0
-      ? {}
-      : { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') };
-  }
-  keep(res: Response): Response {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const index = pair.indexOf('=');
-      this.cookies.set(pair.slice(0, index), pair.slice(index + 1));
-    }
-    return res;
-  }
-}
 
 describe.skipIf(!usingPostgres)('two instances on one PostgreSQL and one Redis', () => {
   beforeAll(async () => {
@@ -169,7 +152,7 @@ describe.skipIf(!usingPostgres)('two instances on one PostgreSQL and one Redis',
   });
 
   it('a session made on one instance works on the other', { timeout: TIMEOUT }, async () => {
-    const jar = new Jar();
+    const jar = new CookieJar();
     const page = jar.keep(await fetch(`${a.url}/signin`, { headers: jar.header() }));
     const form = new URLSearchParams({
       ...hiddenFields(await page.text(), '/signin'),
@@ -193,7 +176,7 @@ describe.skipIf(!usingPostgres)('two instances on one PostgreSQL and one Redis',
   it('an id_token from either instance verifies against the JWKS of either', {
     timeout: TIMEOUT,
   }, async () => {
-    const jar = new Jar();
+    const jar = new CookieJar();
     const page = jar.keep(await fetch(`${b.url}/signin`));
     const signedIn = jar.keep(
       await fetch(`${b.url}/signin`, {
