@@ -59,12 +59,16 @@ const tokenHashes = new WeakMap<FastifyRequest, string>();
  * authentication both key on it. Undefined when the Authorization header holds no bearer token.
  */
 export function bearerTokenHash(request: FastifyRequest): string | undefined {
-  const known = tokenHashes.get(request);
-  if (known !== undefined) return known;
   const token = BEARER_CREDENTIALS.exec(request.headers.authorization ?? '')?.[1];
-  if (token === undefined) return undefined;
-  const tokenHash = hashSecret(token);
-  tokenHashes.set(request, tokenHash);
+  return token === undefined ? undefined : hashOfToken(request, token);
+}
+
+function hashOfToken(request: FastifyRequest, token: string): string {
+  let tokenHash = tokenHashes.get(request);
+  if (tokenHash === undefined) {
+    tokenHash = hashSecret(token);
+    tokenHashes.set(request, tokenHash);
+  }
   return tokenHash;
 }
 
@@ -80,8 +84,7 @@ export async function authenticateBearer(
   request: FastifyRequest,
   deps: Pick<AppDeps, 'db' | 'clock' | 'tokenCache'>,
 ): Promise<AccessTokenContext> {
-  const token = extractBearerToken(request);
-  const tokenHash = bearerTokenHash(request) ?? hashSecret(token);
+  const tokenHash = hashOfToken(request, extractBearerToken(request));
   const now = deps.clock.now().getTime();
   const cached = deps.tokenCache?.get(tokenHash, now);
   if (cached) return cached;
