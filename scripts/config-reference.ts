@@ -1,7 +1,7 @@
 /**
  * Renders the configuration reference (a Markdown table) from the zod settings in src/config.ts,
- * and writes it into README.md between its config markers: `npm run docs:config`.
- * A test fails when README.md and the settings disagree, so the table cannot drift.
+ * and writes it into docs/operating.md between its config markers: `npm run docs:config`.
+ * A test fails when docs/operating.md and the settings disagree, so the table cannot drift.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -32,16 +32,21 @@ export function renderConfigReference(): string {
   return [START, '| setting | default | meaning |', '|---|---|---|', ...rows, END].join('\n');
 }
 
-export const readmePath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md');
+export const referencePath = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  'docs',
+  'operating.md',
+);
 
-/** README.md with its configuration table replaced by the current one. */
-export function updatedReadme(readme: string): string {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  if (start === -1 || end === -1) throw new Error(`README.md lacks the markers ${START} … ${END}`);
-  return readme.slice(0, start) + renderConfigReference() + readme.slice(end + END.length);
+/** The document with its configuration table replaced by the current one. */
+export function withCurrentReference(document: string): string {
+  const start = document.indexOf(START);
+  const end = document.indexOf(END);
+  if (start === -1 || end === -1) throw new Error(`the document lacks the markers ${START} … ${END}`);
+  return document.slice(0, start) + renderConfigReference() + document.slice(end + END.length);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  writeFileSync(readmePath, updatedReadme(readFileSync(readmePath, 'utf8')));
+  writeFileSync(referencePath, withCurrentReference(readFileSync(referencePath, 'utf8')));
 }

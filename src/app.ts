@@ -90,7 +90,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   installSecurityHeaders(app, options.config);
   installErrorHandling(app, registry);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
-  await app.register(cookie, { secret: options.config.COOKIE_SECRET });
+  // The first secret signs; the former ones (COOKIE_SECRET_PREVIOUS) still verify, during a rotation.
+  await app.register(cookie, {
+    secret: [options.config.COOKIE_SECRET, ...options.config.COOKIE_SECRET_PREVIOUS],
+  });
   await app.register(view, { engine: { ejs }, root: viewsDir, viewExt: 'ejs' });
   await app.register(swagger, openApiOptions(options.config));
   await installRateLimits(app, options.config);

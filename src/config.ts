@@ -96,7 +96,26 @@ export const settings = {
     .string()
     .min(32, 'must be at least 32 characters')
     .optional()
-    .describe('Secret for signed cookies; required in production.'),
+    .describe(
+      "Secret of the CSRF tokens in the pages' forms (at least 32 characters); required in production. The same on every instance.",
+    ),
+  COOKIE_SECRET_PREVIOUS: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      const secrets = (value ?? '')
+        .split(',')
+        .map((secret) => secret.trim())
+        .filter(Boolean);
+      if (secrets.some((secret) => secret.length < 32)) {
+        context.addIssue({ code: 'custom', message: 'must hold secrets of at least 32 characters each' });
+        return z.NEVER;
+      }
+      return secrets;
+    })
+    .describe(
+      'Former `COOKIE_SECRET`s, comma-separated: forms issued with them are still accepted, so a secret can be rotated without failing open forms (see docs/operating.md).',
+    ),
   TRUST_PROXY: trustProxy
     .default(false)
     .describe(

@@ -20,6 +20,13 @@ describe('loadConfig', () => {
     });
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.REDIS_URL).toBeUndefined();
+    expect(config.COOKIE_SECRET_PREVIOUS).toEqual([]);
+  });
+
+  it('reads COOKIE_SECRET_PREVIOUS as a comma-separated list, ignoring blanks', () => {
+    const a = 'a'.repeat(32);
+    const b = 'b'.repeat(40);
+    expect(loadConfig({ COOKIE_SECRET_PREVIOUS: ` ${a} ,, ${b} ` }).COOKIE_SECRET_PREVIOUS).toEqual([a, b]);
   });
 
   it('is frozen', () => {
@@ -89,6 +96,10 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
     [{ COOKIE_SECRET: 'short' }, /COOKIE_SECRET must be at least 32 characters/],
+    [
+      { COOKIE_SECRET_PREVIOUS: `${'x'.repeat(32)},short` },
+      /COOKIE_SECRET_PREVIOUS must hold secrets of at least 32 characters each/,
+    ],
     [{ TRUST_PROXY: 'everyone' }, /TRUST_PROXY must be true, false, or a comma-separated list/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ RATE_LIMIT_SIGNIN_PER_MIN: '1.5' }, /RATE_LIMIT_SIGNIN_PER_MIN must be a whole number/],

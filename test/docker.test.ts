@@ -474,3 +474,57 @@ describe('docker-compose.yml', () => {
     expect(() => environmentOf(idp, { COOKIE_SECRET: '' })).toThrow(/COOKIE_SECRET/);
   });
 });
+
+describe('docker-compose.instances.yml (several instances behind a load balancer)', () => {
+  const several = parseYaml(read('docker-compose.instances.yml')) as {
+    services?: Record<string, Service & { deploy?: { replicas?: number }; networks?: unknown }>;
+    networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string }> } }>;
+  };
+  const all = several.services ?? {};
+  const idp = all.idp;
+  const lb = all.lb;
+  const nginx = read('deploy/nginx.conf');
+
+  it('runs at least two instances of the image, none of them published directly', () => {
+    const context = typeof idp?.build === 'string' ? idp.build : idp?.build?.context;
+    expect(path.normalize(context ?? '')).toBe('.');
+    expect(idp?.deploy?.replicas).toBeGreaterThanOrEqual(2);
+    expect(idp?.ports ?? []).toEqual([]);
+    expect(healthcheckCommand(idp)).toEqual(healthcheckCommand(services.idp));
+  });
+
+  it('gives every instance the same production configuration, on one PostgreSQL and one Redis', () => {
+    const env = { ...runtimeEnv, ...environmentOf(idp, shellEnv) };
+    const config = loadConfig(env);
+    expect(config.NODE_ENV).toBe('production');
+    expect(config.DATABASE_URL).toMatch(/@db:5432\/idp$/);
+    expect(config.REDIS_URL).toBe('redis://redis:6379');
+    expect(all.redis?.image).toMatch(/^redis:\d/);
+    expect(healthcheckCommand(all.redis).join(' ')).toContain('ping');
+    expect(all.db?.image).toBe(services.db?.image);
+    const dependsOn = idp?.depends_on as Record<string, { condition?: string }>;
+    expect(dependsOn.db?.condition).toBe('service_healthy');
+    expect(dependsOn.redis?.condition).toBe('service_healthy');
+    expect(() => environmentOf(idp, {})).toThrow(/COOKIE_SECRET/);
+  });
+
+  it('trusts X-Forwarded-For from the load balancer alone, which sets it', () => {
+    const lbAddress = (lb?.networks as Record<string, { ipv4_address?: string }>).internal?.ipv4_address;
+    const subnet = several.networks?.internal?.ipam?.config?.[0]?.subnet as string;
+    expect(lbAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(subnet.split('.').slice(0, 3)).toEqual((lbAddress as string).split('.').slice(0, 3));
+    expect(environmentOf(idp, shellEnv).TRUST_PROXY).toBe(lbAddress);
+    expect(nginx).toMatch(/proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;/);
+    expect(nginx).toMatch(/proxy_set_header X-Forwarded-Proto \$scheme;/);
+  });
+
+  it('balances over every instance, found again by Docker DNS, and publishes port 3000', () => {
+    expect(lb?.image).toMatch(/^nginx:1\.(2[89]|[3-9]\d)/); // `resolve` in upstreams: nginx 1.27.3+
+    expect(lb?.ports).toContain('3000:80');
+    expect(lb?.volumes).toContain('./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro');
+    expect(nginx).toMatch(/resolver 127\.0\.0\.11 /);
+    expect(nginx).toMatch(/server idp:3000 resolve/);
+    expect(nginx).toMatch(/proxy_pass http:\/\/idp;/);
+    expect(nginx).not.toMatch(/non_idempotent/); // a charge or a code exchange is never sent twice
+  });
+});

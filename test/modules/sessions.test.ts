@@ -267,6 +267,55 @@ describe('CSRF tokens', () => {
     expect(cookieValue(later, 'idp_csrf')).toBe(value);
   });
 
+  it('accepts forms of a former secret listed in COOKIE_SECRET_PREVIOUS, and signs with the new one', async () => {
+    const OLD = 'the-former-secret-of-at-least-32-characters';
+    const NEW = 'the-current-secret-of-at-least-32-characters';
+    // Instances before, during and after a rotation (each on a database of its own, with alice).
+    const [before, during, after] = await Promise.all(
+      (
+        [
+          { COOKIE_SECRET: OLD },
+          { COOKIE_SECRET: NEW, COOKIE_SECRET_PREVIOUS: ` x${'y'.repeat(31)} , ${OLD}` },
+          { COOKIE_SECRET: NEW },
+        ] as Array<Record<string, string>>
+      ).map((env) => createTestApp({ env })),
+    );
+    try {
+      const aliceThere = (app: TestApp) =>
+        createUser(app.database.db, app.clock, { username: 'alice', password: 'correct horse battery' });
+      await Promise.all([during, after].map((app) => aliceThere(app as TestApp)));
+      // A form issued before the rotation, submitted after it.
+      const page = await (before as TestApp).app.inject({ method: 'GET', url: '/signin' });
+      const csrfCookie = cookieValue(page, 'idp_csrf') as string;
+      const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1] as string;
+      const submit = (app: TestApp) =>
+        app.app.inject({
+          method: 'POST',
+          url: '/signin',
+          cookies: { idp_csrf: csrfCookie },
+          payload: { csrf_token: csrfToken, username: 'alice', password: 'correct horse battery' },
+        });
+      expect((await submit(during as TestApp)).statusCode).toBe(303);
+      expect((await submit(after as TestApp)).statusCode).toBe(403);
+      // New forms are signed with the new secret: the instance after the rotation takes them.
+      const fresh = await (during as TestApp).app.inject({
+        method: 'GET',
+        url: '/signin',
+        cookies: { idp_csrf: csrfCookie },
+      });
+      const freshToken = /name="csrf_token" value="([^"]+)"/.exec(fresh.body)?.[1];
+      expect(freshToken).not.toBe(csrfToken);
+      const later = await (after as TestApp).app.inject({
+        method: 'GET',
+        url: '/signin',
+        cookies: { idp_csrf: csrfCookie },
+      });
+      expect(/name="csrf_token" value="([^"]+)"/.exec(later.body)?.[1]).toBe(freshToken);
+    } finally {
+      await Promise.all([before, during, after].map((app) => app?.close()));
+    }
+  });
+
   it('signs with COOKIE_SECRET: another secret gives other tokens for the same cookie', async () => {
     const other = await createTestApp({
       env: { COOKIE_SECRET: 'another-secret-of-at-least-32-characters!' },
