@@ -30,6 +30,11 @@ export interface Command {
   options: OptionSpec;
   /** How many positional arguments it takes (after its name). */
   positionals?: number;
+  /**
+   * Why the command must not run with this configuration (`idp demo` in production), or undefined.
+   * Checked before the database is opened, and again by a server that runs a forwarded command.
+   */
+  refuse?(config: Config): string | undefined;
   run(ctx: CommandContext, args: ParsedArgs): Promise<object>;
   /** For commands that change what the audit log records: the event of a successful run. */
   audit?(result: object, args: ParsedArgs): Omit<AuditEvent, 'at' | 'actor' | 'ip'>;

@@ -5,7 +5,13 @@ import { isDatabaseUnavailable } from '../db/errors.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
 import { sendControlRequest } from './control-socket.js';
-import { type CommandOutput, executeCommand, type PreparedCommand, prepareCommand } from './run-command.js';
+import {
+  type CommandOutput,
+  executeCommand,
+  failure,
+  type PreparedCommand,
+  prepareCommand,
+} from './run-command.js';
 
 /** How long a command waits for a data directory that another command is using. */
 const BUSY_WAIT_MS = 15_000;
@@ -41,6 +47,9 @@ async function run(argv: string[]): Promise<CommandOutput> {
   const prepared = prepareCommand(argv);
   if ('exitCode' in prepared) return prepared;
   const config = loadConfig();
+  // Before any database is opened or migrated: a refused command touches nothing.
+  const refusal = prepared.command.refuse?.(config);
+  if (refusal) return failure(refusal);
   const stdin = prepared.args.values['password-stdin'] === true ? await readStdin() : undefined;
 
   if (config.DATABASE_URL) {

@@ -4,6 +4,7 @@ import { recordAudit } from '../modules/audit/audit.repository.js';
 import { auditCommands } from './audit.commands.js';
 import { clientCommands } from './clients.commands.js';
 import { type Command, type CommandContext, type ParsedArgs, UsageError } from './command.js';
+import { demoCommands } from './demo.commands.js';
 import { keyCommands } from './keys.commands.js';
 import { migrateCommands } from './migrate.commands.js';
 import { formatListing } from './output.js';
@@ -21,6 +22,7 @@ export const commands: readonly Command[] = [
   ...premiumCommands,
   ...walletCommands,
   ...auditCommands,
+  ...demoCommands,
 ];
 
 /** What a command printed and how it ended; the same whether it ran here or in the server. */
@@ -133,13 +135,15 @@ function positionalsLast(args: readonly string[], command: Command): string[] {
   return values.length > 0 ? [...options, '--', ...values] : options;
 }
 
-function failure(message: string): CommandOutput {
+export function failure(message: string): CommandOutput {
   return { exitCode: 1, stdout: '', stderr: `idp: ${message}\n` };
 }
 
 /** Runs a prepared command against a database and renders its output. */
 export async function executeCommand(prepared: PreparedCommand, ctx: CommandContext): Promise<CommandOutput> {
   const { command, args, json } = prepared;
+  const refusal = command.refuse?.(ctx.config);
+  if (refusal) return failure(refusal);
   try {
     const result = await command.run(ctx, args);
     const event = command.audit?.(result, args);

@@ -1,4 +1,11 @@
-import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import {
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  sql,
+  type Transaction,
+  type Updateable,
+} from 'kysely';
 import type { ClientsTable, Database } from '../../db/schema.js';
 
 export type ClientRow = Selectable<ClientsTable>;
@@ -13,6 +20,22 @@ export function listClients(db: Kysely<Database>): Promise<ClientRow[]> {
 
 export function findClientByClientId(db: Kysely<Database>, clientId: string): Promise<ClientRow | undefined> {
   return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+}
+
+/** The oldest client with this name that has this redirect URI among its own (how `idp demo` finds its client). */
+export function findClientByNameAndRedirectUri(
+  db: Kysely<Database>,
+  name: string,
+  redirectUri: string,
+): Promise<ClientRow | undefined> {
+  return db
+    .selectFrom('clients')
+    .selectAll()
+    .where('name', '=', name)
+    .where(sql<boolean>`${redirectUri} = any(redirect_uris)`)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 /** The client row, locked until the transaction ends (a read-modify-write of its redirect URIs). */

@@ -1,0 +1,197 @@
+import { sql } from 'kysely';
+import type { Config } from '../config.js';
+import { hashPassword } from '../lib/password.js';
+import { generateSecret, hashSecret } from '../lib/secrets.js';
+import {
+  clearSignInAttempts,
+  findUserByUsername,
+  updateUserColumns,
+} from '../modules/accounts/accounts.repository.js';
+import { createUser } from '../modules/accounts/accounts.service.js';
+import { recordAudit } from '../modules/audit/audit.repository.js';
+import {
+  findClientByNameAndRedirectUri,
+  updateClientColumns,
+} from '../modules/clients/clients.repository.js';
+import { MAX_REDIRECT_URIS } from '../modules/clients/clients.schemas.js';
+import { createClient } from '../modules/clients/clients.service.js';
+import { credit } from '../modules/wallet/wallet.service.js';
+import type { Command, CommandContext } from './command.js';
+
+/**
+ * `idp demo`: a demo site and a demo user, to try a sign-in on a development machine in one step
+ * (examples/site runs against them). Running it again finds the same client and user: the client
+ * by its name and first redirect URI, the user by its username. Secrets are stored only as hashes,
+ * so every run issues a fresh client_secret (the previous one stops working) and sets the demo
+ * password again. Refused with NODE_ENV=production: the password is published here.
+ */
+export const DEMO = {
+  clientName: 'Demo site',
+  siteUrl: 'http://localhost:4000',
+  /** The example site's default port, 4000; any other loopback port matches too (RFC 8252 §7.3). */
+  redirectUris: ['http://localhost:4000/callback', 'http://127.0.0.1:4000/callback'],
+  username: 'demo',
+  password: 'demo-password',
+  email: 'demo@example.com',
+  displayName: 'Demo User',
+  /** Coins credited once, when the demo user is created. */
+  coins: 100,
+} as const;
+
+export interface DemoResult {
+  issuer: string;
+  discovery_url: string;
+  client: {
+    client_id: string;
+    client_secret: string;
+    name: string;
+    site_url: string;
+    redirect_uris: string[];
+    wallet: boolean;
+    created: boolean;
+  };
+  user: {
+    id: number;
+    username: string;
+    password: string;
+    email: string | null;
+    display_name: string | null;
+    created: boolean;
+  };
+}
+
+/** Any fixed key: two `idp demo` runs at once take turns, so neither makes a second client. */
+const DEMO_LOCK = sql`select pg_advisory_xact_lock(hashtext('idp demo'))`;
+
+export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
+  const clientSecret = generateSecret('clientSecret');
+  const passwordHash = await hashPassword(DEMO.password);
+  return ctx.db.transaction().execute(async (trx) => {
+    await DEMO_LOCK.execute(trx);
+    const now = ctx.clock.now();
+    const audit = (action: 'client_created' | 'client_secret_rotated' | 'wallet_credited', subject: string) =>
+      recordAudit(trx, { at: now, actor: 'operator', action, subject, details: { demo: true } });
+
+    // The client: created once; afterwards a fresh secret, and the wallet right, redirect URIs
+    // and enabled state it needs, in case someone changed them.
+    let client: DemoResult['client'];
+    const existing = await findClientByNameAndRedirectUri(trx, DEMO.clientName, DEMO.redirectUris[0]);
+    if (existing) {
+      const uris = [...new Set([...existing.redirect_uris, ...DEMO.redirectUris])].slice(
+        0,
+        MAX_REDIRECT_URIS,
+      );
+      const row = await updateClientColumns(trx, existing.id, {
+        secret_hash: hashSecret(clientSecret),
+        wallet: true,
+        disabled_at: null,
+        redirect_uris: uris,
+        updated_at: now,
+      });
+      await audit('client_secret_rotated', `client:${row.client_id}`);
+      client = {
+        client_id: row.client_id,
+        client_secret: clientSecret,
+        name: row.name,
+        site_url: row.site_url,
+        redirect_uris: row.redirect_uris,
+        wallet: row.wallet,
+        created: false,
+      };
+    } else {
+      const created = await createClient(trx, ctx.clock, {
+        name: DEMO.clientName,
+        siteUrl: DEMO.siteUrl,
+        redirectUris: [...DEMO.redirectUris],
+        wallet: true,
+        officialMobile: false,
+      });
+      await audit('client_created', `client:${created.client_id}`);
+      client = {
+        client_id: created.client_id,
+        client_secret: created.client_secret,
+        name: created.name,
+        site_url: created.site_url,
+        redirect_uris: created.redirect_uris,
+        wallet: created.wallet,
+        created: true,
+      };
+    }
+
+    // The user: created once with a verified e-mail and some coins; afterwards the documented
+    // password again, enabled, and not locked by earlier failed sign-ins.
+    let user = await findUserByUsername(trx, DEMO.username);
+    const userCreated = !user;
+    if (user) {
+      user = await updateUserColumns(trx, user.id, {
+        password_hash: passwordHash,
+        disabled_at: null,
+        updated_at: now,
+      });
+      await clearSignInAttempts(trx, user.id);
+    } else {
+      await createUser(trx, ctx.clock, {
+        username: DEMO.username,
+        password: DEMO.password,
+        email: DEMO.email,
+        emailVerified: true,
+        displayName: DEMO.displayName,
+      });
+      await credit(trx, ctx.clock, DEMO.username, { amount: DEMO.coins, description: 'Demo coins' });
+      await audit('wallet_credited', `username:${DEMO.username}`);
+      user = await findUserByUsername(trx, DEMO.username);
+      if (!user) throw new Error('the demo user was not found after its creation');
+    }
+
+    return {
+      issuer: ctx.config.PUBLIC_URL,
+      discovery_url: `${ctx.config.PUBLIC_URL}/.well-known/openid-configuration`,
+      client,
+      user: {
+        id: user.id,
+        username: user.username,
+        password: DEMO.password,
+        email: user.email,
+        display_name: user.display_name,
+        created: userCreated,
+      },
+    };
+  });
+}
+
+function demoText(result: object): string {
+  const { issuer, discovery_url, client, user } = result as DemoResult;
+  return [
+    `Demo site and user ready (${client.created ? 'created' : 'found'}; development only).`,
+    '',
+    `  issuer         ${issuer}`,
+    `  discovery      ${discovery_url}`,
+    `  client_id      ${client.client_id}`,
+    `  client_secret  ${client.client_secret}`,
+    `  redirect URIs  ${client.redirect_uris.join(', ')}`,
+    `  wallet right   ${client.wallet ? 'yes' : 'no'}`,
+    `  user           ${user.username} / ${user.password}${user.email ? ` (${user.email})` : ''}`,
+    '',
+    'The client_secret is new on every run; the previous one no longer works.',
+    'Try it: `npm run example`, then open http://localhost:4000 and sign in as the demo user.',
+  ].join('\n');
+}
+
+export const demoCommands: Command[] = [
+  {
+    name: 'demo',
+    usage: 'idp demo [--json]',
+    summary:
+      `Create (or find again) a demo client "${DEMO.clientName}" with the wallet right and redirect URIs ` +
+      `${DEMO.redirectUris.join(' and ')}, and a demo user ${DEMO.username} / ${DEMO.password} ` +
+      `(${DEMO.email}, verified; ${DEMO.coins} coins when created). Each run prints a new client_secret ` +
+      '(the previous one stops working) and resets the password. Refused when NODE_ENV=production',
+    options: {},
+    refuse: (config: Config) =>
+      config.NODE_ENV === 'production'
+        ? 'demo is refused when NODE_ENV=production: it creates a user whose password is published (use "idp users create" and "idp clients create")'
+        : undefined,
+    run: (ctx) => runDemo(ctx),
+    text: demoText,
+  },
+];
