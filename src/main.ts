@@ -6,6 +6,7 @@ import { listenForChanges } from './db/change-feed.js';
 import { controlSocketPath, type DataDirLock, lockDataDir } from './db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { hasNoClient, logFirstRunHint } from './first-run.js';
 import { createLogger } from './http/logger.js';
 import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './http/token-cache.js';
 import { systemClock } from './lib/clock.js';
@@ -79,7 +80,10 @@ async function main(): Promise<void> {
     ...(database.poolStats ? { poolStats: database.poolStats } : {}),
   });
   cleanups.push(() => app.close());
+  // Read before listening so that the hint follows the "listening" line at once.
+  const firstRun = await hasNoClient(database.db);
   await app.listen({ host: config.HOST, port: config.PORT });
+  if (firstRun) logFirstRunHint(config.PUBLIC_URL, logger);
 
   if (config.HOUSEKEEPING_INTERVAL_SECONDS > 0) {
     cleanups.push(

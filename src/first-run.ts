@@ -1,0 +1,39 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from './db/schema.js';
+
+/** Where the plain lines go: the process's stdout, or a stand-in in tests. */
+export interface HintOutput {
+  isTTY?: boolean;
+  write(text: string): unknown;
+}
+
+/** Whether the database has no client at all, so that a first-run hint is worth printing. */
+export async function hasNoClient(db: Kysely<Database>): Promise<boolean> {
+  return (await db.selectFrom('clients').select('id').limit(1).executeTakeFirst()) === undefined;
+}
+
+/**
+ * The next step after a first `npm start`: one info log line (JSON like every other line, with the
+ * command and the discovery URL as fields, and a `msg` a person can read), plus the same in plain
+ * lines when stdout is a terminal, where nobody parses the log. Nothing when info lines are off.
+ */
+export function logFirstRunHint(publicUrl: string, logger: Logger, out: HintOutput = process.stdout): void {
+  if (!logger.isLevelEnabled('info')) return;
+  const discoveryUrl = `${publicUrl}/.well-known/openid-configuration`;
+  logger.info(
+    { first_run: true, next_step: 'npx idp demo', discovery_url: discoveryUrl },
+    'no client is registered yet: run "npx idp demo" for a demo site and user to sign in with ' +
+      `(or "npx idp clients create --help" to register your own); discovery document: ${discoveryUrl}`,
+  );
+  if (out.isTTY) {
+    out.write(
+      [
+        'No client is registered yet. Next step, in another terminal:',
+        '  npx idp demo      a demo site and user to sign in with (or: npx idp clients create --help)',
+        `  Discovery document: ${discoveryUrl}`,
+        '',
+      ].join('\n'),
+    );
+  }
+}
