@@ -1,0 +1,139 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  childEnv,
+  projectRoot,
+  runIdp,
+  stopAllChildren,
+  succeeded,
+  withCliDatabase,
+} from '../helpers/cli.js';
+import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+
+/**
+ * The backup and restore procedures of docs/operating.md, run as they are written there, on a
+ * database that the operator CLI filled: every table must come back with the same rows.
+ */
+const guide = await readFile(path.join(projectRoot, 'docs', 'operating.md'), 'utf8');
+
+/** The shell block that follows `<!-- backup:NAME -->` in the guide. */
+function block(name: string): string {
+  const found = new RegExp(`<!-- backup:${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(guide);
+  if (!found) throw new Error(`docs/operating.md has no backup:${name} block`);
+  return found[1] as string;
+}
+
+/** Runs a block with bash, in `cwd`, with the environment of the CLI (and `npx idp` on its PATH). */
+function shell(script: string, cwd: string, env: Record<string, string>): void {
+  const result = spawnSync('bash', ['-euo', 'pipefail', '-c', script], { cwd, env, encoding: 'utf8' });
+  expect(result.status, `${script}\n${result.stdout}\n${result.stderr}`).toBe(0);
+}
+
+/** Row counts of every table, and the values that must survive exactly. */
+async function snapshot(env: Record<string, string>) {
+  return withCliDatabase(env, async (db) => {
+    const tables = await sql<{ name: string }>`
+      select table_name as name from information_schema.tables
+      where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name`.execute(db);
+    const counts: Record<string, number> = {};
+    for (const { name } of tables.rows) {
+      const count = await sql<{ n: string }>`select count(*) as n from ${sql.table(name)}`.execute(db);
+      counts[name] = Number(count.rows[0]?.n);
+    }
+    const users = await db.selectFrom('users').select(['id', 'username', 'password_hash']).execute();
+    const keys = await db.selectFrom('signing_keys').select(['kid']).orderBy('kid').execute();
+    const balances = await db.selectFrom('wallets').select(['user_id', 'balance']).execute();
+    return { counts, users, keys, balances };
+  });
+}
+
+let work: string;
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), 'idp-backup-'));
+});
+afterAll(async () => {
+  await stopAllChildren();
+  await rm(work, { recursive: true, force: true });
+});
+
+/** Fills a database through the CLI: a user with a wallet credit, a site, a rotated signing key. */
+async function fill(env: Record<string, string>): Promise<void> {
+  succeeded(
+    await runIdp(['users', 'create', '--username', 'alice', '--password-stdin', '--json'], {
+      env,
+      stdin: 'correct horse battery',
+    }),
+  );
+  succeeded(
+    await runIdp(
+      [
+        'clients',
+        'create',
+        '--name',
+        'Shop',
+        '--site-url',
+        'https://shop.example',
+        '--redirect-uri',
+        'https://shop.example/callback',
+        '--wallet',
+        '--json',
+      ],
+      { env },
+    ),
+  );
+  succeeded(await runIdp(['wallet', 'credit', 'alice', '12.50', '--json'], { env }));
+  succeeded(await runIdp(['keys', 'rotate', '--json'], { env }));
+}
+
+async function expectRestored(
+  restoredEnv: Record<string, string>,
+  before: Awaited<ReturnType<typeof snapshot>>,
+) {
+  expect(await snapshot(restoredEnv)).toEqual(before);
+  expect(succeeded(await runIdp(['migrate', '--json'], { env: restoredEnv }))).toEqual({ applied: [] });
+  expect(succeeded(await runIdp(['wallet', 'verify', '--json'], { env: restoredEnv }))).toMatchObject({
+    ok: true,
+    wallets_checked: 1,
+  });
+}
+
+describe.runIf(usingPostgres)('PostgreSQL backup and restore (docs/operating.md)', () => {
+  it('pg_dump of a filled database restores every row into an empty one', async () => {
+    const source = await createEmptyPostgresDatabase();
+    const target = await createEmptyPostgresDatabase();
+    try {
+      const sourceEnv = childEnv({ DATABASE_URL: source.url, LOG_LEVEL: 'warn' });
+      const targetEnv = childEnv({ DATABASE_URL: target.url, LOG_LEVEL: 'warn' });
+      succeeded(await runIdp(['migrate', '--json'], { env: sourceEnv }));
+      await fill(sourceEnv);
+      const before = await snapshot(sourceEnv);
+      expect(before.counts.audit_events).toBeGreaterThan(0);
+
+      shell(block('postgres-dump'), work, sourceEnv);
+      // The restore block, with its CLI commands run from the project (where `npx idp` resolves).
+      const restore = block('postgres-restore').replaceAll('idp.dump', path.join(work, 'idp.dump'));
+      shell(restore, projectRoot, targetEnv);
+      await expectRestored(targetEnv, before);
+    } finally {
+      await Promise.all([source.drop(), target.drop()]);
+    }
+  }, 120_000);
+});
+
+describe.skipIf(usingPostgres)('embedded database backup (docs/operating.md)', () => {
+  it('a copy of the stopped DATA_DIR is a working database with every row', async () => {
+    const env = childEnv({ DATA_DIR: path.join(work, 'data'), LOG_LEVEL: 'warn' });
+    succeeded(await runIdp(['migrate', '--json'], { env }));
+    await fill(env);
+    const before = await snapshot(env);
+
+    shell(block('pglite'), work, env);
+    const copy = (await readdir(work)).find((name) => name.startsWith('idp-data-'));
+    expect(copy).toMatch(/^idp-data-\d{4}-\d{2}-\d{2}$/);
+    await expectRestored(childEnv({ DATA_DIR: path.join(work, copy as string), LOG_LEVEL: 'warn' }), before);
+  }, 120_000);
+});
