@@ -12,7 +12,8 @@ import {
   Unauthorized,
   Unavailable,
 } from '../lib/errors.js';
-import { renderErrorPage } from './pages.js';
+import type { ErrorPageKind } from './i18n.js';
+import { type ErrorPageOptions, renderErrorPage } from './pages.js';
 import type { RouteRegistry } from './route-registry.js';
 
 interface ValidationIssue {
@@ -81,17 +82,29 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
   return reply.code(error.status).headers(error.headers).send(error.toBody());
 }
 
-/** Titles of the error page by status. */
-const PAGE_TITLES: Record<number, string> = {
-  400: 'This request is not valid',
-  403: 'Not allowed',
-  404: 'Not found',
-  405: 'Not allowed',
-  413: 'Too much data',
-  415: 'This request is not valid',
-  429: 'Too many attempts',
-  503: 'Temporarily unavailable',
+/** What the error page says, by status (its texts are in src/http/i18n.ts). */
+const PAGE_KINDS: Record<number, ErrorPageKind> = {
+  400: 'bad_request',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'too_large',
+  415: 'bad_request',
+  429: 'rate_limited',
+  503: 'unavailable',
 };
+
+function errorPageOf(apiError: ApiError): { kind: ErrorPageKind; options: ErrorPageOptions } {
+  const kind = PAGE_KINDS[apiError.status] ?? (apiError.status >= 500 ? 'server_error' : 'bad_request');
+  // A 500's description is a fixed sentence that the page already says; a 429's is the retry
+  // delay, which the page says in the reader's language.
+  if (kind === 'server_error') return { kind, options: {} };
+  if (kind === 'rate_limited') {
+    const seconds = Number(apiError.headers['retry-after']);
+    return { kind, options: Number.isInteger(seconds) ? { retryAfterSeconds: seconds } : {} };
+  }
+  return { kind, options: { detail: apiError.description } };
+}
 
 /** Installs the one error handler, the 404/405 handler, and the 503 answer while shutting down. */
 export function installErrorHandling(app: FastifyInstance, registry: RouteRegistry): void {
@@ -108,12 +121,8 @@ export function installErrorHandling(app: FastifyInstance, registry: RouteRegist
     // headers (Retry-After on 429); every other caller the JSON body.
     if (request.routeOptions.config?.auth === 'browser') {
       reply.headers(apiError.headers);
-      return renderErrorPage(
-        reply,
-        apiError.status,
-        PAGE_TITLES[apiError.status] ?? 'Something went wrong',
-        apiError.description,
-      );
+      const page = errorPageOf(apiError);
+      return renderErrorPage(reply, apiError.status, page.kind, page.options);
     }
     return sendApiError(reply, apiError);
   });

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app.js';
 import { issueCsrfToken, verifyCsrfToken } from '../../http/csrf.js';
+import { isAccountNotice, type SignInError } from '../../http/i18n.js';
 import { renderErrorPage, renderPage } from '../../http/pages.js';
 import { endSession, loadSession, startSession } from '../../http/session.js';
 import { safeReturnPath } from '../../lib/return-to.js';
@@ -10,9 +11,8 @@ import { assetRoutes } from '../assets/assets.routes.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import { listSignedInDevices, signOutDevice } from '../mobile/mobile.service.js';
 import { listAuthorizedApps, revokeAppAccess } from '../oauth/consents.repository.js';
-import { isScope, SCOPES } from '../oauth/scopes.js';
 import { findUserById } from './accounts.repository.js';
-import { authenticate, type SignUpField, signUp } from './accounts.service.js';
+import { authenticate, type SignUpField, type SignUpProblem, signUp } from './accounts.service.js';
 
 /** An OAuth authorization request id, as the authorize endpoint hands it to the sign-in page. */
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
@@ -75,18 +75,6 @@ function destination(flow: Flow): string {
 
 const SIGN_IN_TO_ACCOUNT = '/signin?return_to=/account';
 
-const WRONG_CREDENTIALS = 'Wrong username or password.';
-const ACCOUNT_DISABLED = 'This account has been disabled, so it cannot sign in.';
-const MISSING_CREDENTIALS = 'Enter your username and password.';
-
-/** Notices the account page shows, by key: the query never carries text of its own. */
-const ACCOUNT_NOTICES: Record<string, string> = {
-  revoked: 'Access revoked. The app can no longer use your account, unless you allow it again.',
-  unknown_app: 'That app had no access to your account.',
-  device_signed_out: 'The device is signed out. The app on it must sign in again.',
-  unknown_device: 'That device was not signed in.',
-};
-
 /** Echoed input is capped: the pages never grow with what a request sends. */
 const ECHO_MAX_LENGTH = 256;
 const echo = (value: string | undefined) => (value ?? '').slice(0, ECHO_MAX_LENGTH);
@@ -94,12 +82,7 @@ const echo = (value: string | undefined) => (value ?? '').slice(0, ECHO_MAX_LENG
 function rejectForgedForm(reply: FastifyReply): FastifyReply {
   // The token is missing or not this browser's: the form did not come from our page (CSRF), or the
   // CSRF cookie expired or was cleared.
-  return renderErrorPage(
-    reply,
-    403,
-    'This form has expired',
-    'The form could not be checked. Go back, reload the page and try again.',
-  );
+  return renderErrorPage(reply, 403, 'form_expired');
 }
 
 /** A site URL is linked only when it is http(s); anything else is shown as text. */
@@ -111,13 +94,6 @@ function linkableSiteUrl(siteUrl: string): string | null {
     return null;
   }
 }
-
-const dateFormat = new Intl.DateTimeFormat('en-GB', {
-  day: 'numeric',
-  month: 'long',
-  year: 'numeric',
-  timeZone: 'UTC',
-});
 
 /** Sign-up, sign-in, sign-out and the account page (HTML forms; every POST carries a CSRF token). */
 export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
@@ -134,16 +110,21 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   function renderSignIn(
     request: FastifyRequest,
     reply: FastifyReply,
-    page: { flow: Flow; username?: string; error?: string; status?: number },
+    page: { flow: Flow; username?: string; error?: SignInError; status?: number },
   ): FastifyReply {
-    return renderPage(reply.code(page.status ?? 200), 'signin', {
-      csrfToken: issueCsrfToken(request, reply, deps),
-      username: echo(page.username),
-      error: page.error,
-      requestId: page.flow.requestId,
-      returnTo: page.flow.returnTo,
-      signupHref: `/signup${flowQueryString(page.flow)}`,
-    });
+    return renderPage(
+      reply.code(page.status ?? 200),
+      'signin',
+      {
+        csrfToken: issueCsrfToken(request, reply, deps),
+        username: echo(page.username),
+        error: page.error,
+        requestId: page.flow.requestId,
+        returnTo: page.flow.returnTo,
+        signupHref: `/signup${flowQueryString(page.flow)}`,
+      },
+      { switchBase: `/signin${flowQueryString(page.flow)}` },
+    );
   }
 
   function renderSignUp(
@@ -152,19 +133,24 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     page: {
       flow: Flow;
       values?: { username?: string; email?: string };
-      errors?: Partial<Record<SignUpField, string>>;
+      errors?: Partial<Record<SignUpField, SignUpProblem>>;
       status?: number;
     },
   ): FastifyReply {
-    return renderPage(reply.code(page.status ?? 200), 'signup', {
-      csrfToken: issueCsrfToken(request, reply, deps),
-      // Values are kept on a re-render, except the password.
-      values: { username: echo(page.values?.username), email: echo(page.values?.email) },
-      errors: page.errors ?? {},
-      requestId: page.flow.requestId,
-      returnTo: page.flow.returnTo,
-      signinHref: `/signin${flowQueryString(page.flow)}`,
-    });
+    return renderPage(
+      reply.code(page.status ?? 200),
+      'signup',
+      {
+        csrfToken: issueCsrfToken(request, reply, deps),
+        // Values are kept on a re-render, except the password.
+        values: { username: echo(page.values?.username), email: echo(page.values?.email) },
+        errors: page.errors ?? {},
+        requestId: page.flow.requestId,
+        returnTo: page.flow.returnTo,
+        signinHref: `/signin${flowQueryString(page.flow)}`,
+      },
+      { switchBase: `/signup${flowQueryString(page.flow)}` },
+    );
   }
 
   routes.get(
@@ -192,7 +178,7 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const username = form.username ?? '';
       const password = form.password ?? '';
       if (username.trim() === '' || password === '')
-        return renderSignIn(request, reply, { flow, username, error: MISSING_CREDENTIALS, status: 400 });
+        return renderSignIn(request, reply, { flow, username, error: 'missing_credentials', status: 400 });
 
       const result = await authenticate(deps, username, password);
       await auditRequest(deps, request, {
@@ -207,8 +193,8 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         // One message for an unknown user and a wrong password: the page never tells which
         // usernames exist. "Disabled" is said only to someone who knows the password.
         return result.reason === 'disabled'
-          ? renderSignIn(request, reply, { flow, username, error: ACCOUNT_DISABLED, status: 403 })
-          : renderSignIn(request, reply, { flow, username, error: WRONG_CREDENTIALS, status: 401 });
+          ? renderSignIn(request, reply, { flow, username, error: 'account_disabled', status: 403 })
+          : renderSignIn(request, reply, { flow, username, error: 'wrong_credentials', status: 401 });
       }
       await startSession(request, reply, deps, result.user.id);
       return reply.redirect(destination(flow), 303);
@@ -285,7 +271,8 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const notice = request.query.notice;
       return renderPage(reply, 'account', {
         csrfToken: issueCsrfToken(request, reply, deps),
-        notice: notice && Object.hasOwn(ACCOUNT_NOTICES, notice) ? ACCOUNT_NOTICES[notice] : undefined,
+        // Notices are known keys only: the query never puts text of its own on the page.
+        notice: isAccountNotice(notice) ? notice : undefined,
         user: {
           username: user.username,
           displayName: user.display_name,
@@ -297,17 +284,14 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           name: authorized.name,
           siteUrl: authorized.siteUrl,
           siteHref: linkableSiteUrl(authorized.siteUrl),
-          scopes: authorized.scopes.map((scope) => (isScope(scope) ? SCOPES[scope].description : scope)),
+          scopes: authorized.scopes,
           grantedAt: authorized.grantedAt.toISOString(),
-          grantedOn: dateFormat.format(authorized.grantedAt),
         })),
         devices: devices.map((device) => ({
           id: device.id,
           label: device.label,
           signedInAt: device.signedInAt.toISOString(),
-          signedInOn: dateFormat.format(device.signedInAt),
           lastUsedAt: device.lastUsedAt.toISOString(),
-          lastUsedOn: dateFormat.format(device.lastUsedAt),
         })),
       });
     },

@@ -4,7 +4,12 @@ import type { Config } from '../../config.js';
 import type { Database, UsersTable } from '../../db/schema.js';
 import type { Clock } from '../../lib/clock.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
-import { hashPassword, PASSWORD_MAX_LENGTH, verifyPassword } from '../../lib/password.js';
+import {
+  hashPassword,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  verifyPassword,
+} from '../../lib/password.js';
 import { isUniqueViolation, parseInput } from '../../lib/validation.js';
 import { type UpdateProfileInput, updateProfileSchema } from '../profiles/profiles.schemas.js';
 import {
@@ -23,6 +28,7 @@ import {
   emailSchema,
   normalizeUsername,
   passwordSchema,
+  USERNAME_PATTERN,
   usernameSchema,
 } from './accounts.schemas.js';
 
@@ -169,34 +175,46 @@ export function enableUser(db: Kysely<Database>, clock: Clock, username: string)
 /** The fields of the sign-up form. */
 export type SignUpField = 'username' | 'password' | 'email';
 
+/** What is wrong with a field of the sign-up form; the page says it in the reader's language. */
+export type SignUpProblem =
+  | 'username_format'
+  | 'username_reserved'
+  | 'username_taken'
+  | 'password_too_short'
+  | 'password_too_long'
+  | 'email_invalid'
+  | 'email_too_long';
+
 export type SignUpResult =
   | { ok: true; user: CreatedUser }
-  | { ok: false; errors: Partial<Record<SignUpField, string>> };
-
-/** "username must be…" → "Username must be…": the schemas' messages, as a page shows them. */
-function firstIssue(error: { issues: ReadonlyArray<{ message: string }> }): string {
-  const message = error.issues[0]?.message ?? 'this value is not valid';
-  return `${message.charAt(0).toUpperCase()}${message.slice(1)}${/[.!?]$/.test(message) ? '' : '.'}`;
-}
+  | { ok: false; errors: Partial<Record<SignUpField, SignUpProblem>> };
 
 /**
- * Sign-up from the web form: every field is checked on its own, so the page can show each problem
- * next to its field; then the account is created as `createUser` does (an empty e-mail is none).
+ * Sign-up from the web form: every field is checked on its own (with the schemas every other way
+ * in uses), so the page can show each problem next to its field; then the account is created as
+ * `createUser` does (an empty e-mail is none).
  */
 export async function signUp(
   db: Kysely<Database>,
   clock: Clock,
   form: { username: string; password: string; email: string },
 ): Promise<SignUpResult> {
-  const errors: Partial<Record<SignUpField, string>> = {};
-  const username = usernameSchema.safeParse(form.username);
-  if (!username.success) errors.username = firstIssue(username.error);
-  const password = passwordSchema.safeParse(form.password);
-  if (!password.success) errors.password = firstIssue(password.error);
+  const errors: Partial<Record<SignUpField, SignUpProblem>> = {};
+  if (!usernameSchema.safeParse(form.username).success) {
+    errors.username = USERNAME_PATTERN.test(normalizeUsername(form.username))
+      ? 'username_reserved'
+      : 'username_format';
+  }
+  if (!passwordSchema.safeParse(form.password).success) {
+    errors.password = form.password.length < PASSWORD_MIN_LENGTH ? 'password_too_short' : 'password_too_long';
+  }
   const emailText = form.email.trim();
   if (emailText !== '') {
     const email = emailSchema.safeParse(emailText);
-    if (!email.success) errors.email = firstIssue(email.error);
+    if (!email.success)
+      errors.email = email.error.issues.some((issue) => issue.code === 'too_big')
+        ? 'email_too_long'
+        : 'email_invalid';
   }
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   try {
@@ -207,8 +225,7 @@ export async function signUp(
     });
     return { ok: true, user };
   } catch (error) {
-    if (error instanceof UsernameTaken)
-      return { ok: false, errors: { username: 'This username is already taken; choose another one.' } };
+    if (error instanceof UsernameTaken) return { ok: false, errors: { username: 'username_taken' } };
     throw error;
   }
 }

@@ -22,8 +22,8 @@ import { introspectToken, revokeToken } from './revocation.service.js';
 import { SCOPES, type Scope } from './scopes.js';
 import { handleTokenRequest } from './tokens.service.js';
 
-const EXPIRED_REQUEST =
-  'This sign-in request has expired or was already used. Go back to the site and start again.';
+/** The pending request's own URL: the language switch of its pages re-renders it from there. */
+const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${encodeURIComponent(id)}`;
 
 /** An OAuth form body as flat strings; a repeated parameter is refused (RFC 6749 §3.2). */
 function formParameters(request: FastifyRequest): Record<string, string | undefined> {
@@ -52,7 +52,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   const answerAuthorizeError = (reply: FastifyReply, error: unknown): FastifyReply => {
     if (error instanceof AuthorizeRedirectError) return reply.redirect(errorRedirect(error, issuer));
     if (error instanceof ApiError && !error.redirectable) {
-      return renderErrorPage(reply, 400, 'This sign-in link is not valid', error.description);
+      return renderErrorPage(reply, 400, 'invalid_link', { detail: error.description });
     }
     throw error;
   };
@@ -88,7 +88,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
 
     if (!authz.prompt.has('consent') && (await consentCovers(deps, session.userId, authz))) {
       if (pending && !(await consumePendingRequest(deps.db, hashSecret(pending.id), deps.clock.now()))) {
-        return renderErrorPage(reply, 400, 'This request has expired', EXPIRED_REQUEST);
+        return renderErrorPage(reply, 400, 'request_expired');
       }
       const location = await issueCode(deps, authz, {
         userId: session.userId,
@@ -106,15 +106,21 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       .select('username')
       .where('id', '=', session.userId)
       .executeTakeFirstOrThrow();
-    return renderPage(reply, 'consent', {
-      csrfToken: issueCsrfToken(request, reply, deps),
-      requestId: id,
-      client: { name: authz.client.name, siteUrl: authz.client.site_url },
-      user: { username: user.username },
-      scopes: authz.scopes.map((name) => ({ name, description: SCOPES[name].description })),
-      emailRequested: authz.scopes.includes('email'),
-      walletRequested: authz.scopes.includes('wallet'),
-    });
+    return renderPage(
+      reply,
+      'consent',
+      {
+        csrfToken: issueCsrfToken(request, reply, deps),
+        requestId: id,
+        client: { name: authz.client.name, siteUrl: authz.client.site_url },
+        user: { username: user.username },
+        scopes: authz.scopes.map((name) => ({ name, description: SCOPES[name].description })),
+        emailRequested: authz.scopes.includes('email'),
+        walletRequested: authz.scopes.includes('wallet'),
+      },
+      // Switching the language shows this request's page again, rather than starting a new one.
+      { switchBase: resumeUrl(id) },
+    );
   };
 
   app.get(
@@ -144,7 +150,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           : undefined;
       const client = row ? await findClientById(deps.db, row.client_pk) : undefined;
       if (!row || !client || client.disabled_at !== null || typeof id !== 'string') {
-        return renderErrorPage(reply, 400, 'This request has expired', EXPIRED_REQUEST);
+        return renderErrorPage(reply, 400, 'request_expired');
       }
       return proceed(request, reply, fromPendingRow(row, client), {
         id,
@@ -159,18 +165,15 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (request, reply) => {
       noStore(reply);
       const form = (request.body ?? {}) as Record<string, unknown>;
-      if (!verifyCsrfToken(request, form.csrf_token)) {
-        return renderErrorPage(reply, 403, 'This form has expired', 'Reload the page and try again.');
-      }
       const id = form.request;
+      // The language switch of an error page here leads back to the request's consent page.
+      const switchBase = typeof id === 'string' && id.length <= 100 ? resumeUrl(id) : undefined;
+      if (!verifyCsrfToken(request, form.csrf_token)) {
+        return renderErrorPage(reply, 403, 'form_expired', { switchBase });
+      }
       const decision = form.decision;
       if (typeof id !== 'string' || id.length > 100 || (decision !== 'allow' && decision !== 'deny')) {
-        return renderErrorPage(
-          reply,
-          400,
-          'Something is missing',
-          'The form was not complete. Go back and try again.',
-        );
+        return renderErrorPage(reply, 400, 'form_incomplete', { switchBase });
       }
       const session = await loadSession(request, deps);
       if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
@@ -178,7 +181,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       const row = await consumePendingRequest(deps.db, hashSecret(id), deps.clock.now());
       const client = row ? await findClientById(deps.db, row.client_pk) : undefined;
       if (!row || !client || client.disabled_at !== null) {
-        return renderErrorPage(reply, 400, 'This request has expired', EXPIRED_REQUEST);
+        return renderErrorPage(reply, 400, 'request_expired', { switchBase });
       }
       const authz = fromPendingRow(row, client);
       await auditRequest(deps, request, {
