@@ -1,7 +1,7 @@
 /**
  * "Sign in with …" for an Express site, with openid-client v6: discovery, PKCE, state and nonce,
- * the id_token checked against the provider's keys, the profile from userinfo, sign-out with
- * revocation. npm install express express-session openid-client
+ * the id_token's claims checked, the profile from userinfo, sign-out with revocation.
+ * npm install express express-session openid-client
  */
 import express from 'express';
 import session from 'express-session';
