@@ -45,9 +45,10 @@ const settled = new WeakMap<FastifyRequest, Locale>();
 export function pageLocale(request: FastifyRequest, reply?: FastifyReply): Locale {
   const known = settled.get(request);
   if (known) return known;
-  const query = request.query as Record<string, unknown> | undefined;
+  // From the URL itself: a route's query schema may have dropped the parameter from request.query.
+  const search = request.url.indexOf('?');
   const { locale, remember } = negotiateLocale({
-    query: query?.[LOCALE_PARAM],
+    query: search < 0 ? undefined : new URLSearchParams(request.url.slice(search + 1)).get(LOCALE_PARAM),
     cookie: request.cookies?.[LOCALE_COOKIE],
     acceptLanguage: request.headers['accept-language'],
   });
