@@ -284,6 +284,42 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     }, 240_000);
   }
 
+  it('is used by keyboard in a sensible order, with a visible focus ring', async () => {
+    const context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.phone });
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${base}/signin`);
+    const order: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      await page.keyboard.press('Tab');
+      const focused = await page.evaluate(() => {
+        const element = document.activeElement as HTMLElement;
+        const style = getComputedStyle(element);
+        return {
+          name:
+            element.id || element.getAttribute('hreflang') || element.textContent?.trim() || element.tagName,
+          outline: `${style.outlineStyle} ${style.outlineWidth}`,
+        };
+      });
+      order.push(focused.name);
+      expect(focused.outline, focused.name).toMatch(/^solid [1-9]/);
+    }
+    expect(order).toEqual([
+      'Skip to content',
+      'en',
+      'ru',
+      'username',
+      'password',
+      'Sign in',
+      'Create an account',
+    ]);
+    // The skip link moves the focus to the page's content.
+    await page.goto(`${base}/signin`);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
+  });
+
   it('switches the language with the link of the page, and keeps the choice', async () => {
     const context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.phone });
     contexts.push(context);
