@@ -36,9 +36,10 @@ function shellBlock(name: string): string {
 }
 
 let provider: Provider;
+// A fresh embedded database takes a while to migrate on a busy machine: more than the default hook time.
 beforeAll(async () => {
   provider = await startProvider();
-});
+}, 120_000);
 afterAll(() => provider?.close());
 
 describe('the guide’s curl examples, run against the service', () => {

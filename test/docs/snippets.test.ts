@@ -16,10 +16,11 @@ let provider: Provider;
 let user: TestUser;
 const cleanup: Array<() => Promise<unknown>> = [];
 
+// A fresh embedded database takes a while to migrate on a busy machine: more than the default hook time.
 beforeAll(async () => {
   provider = await startProvider();
   user = await makeUser(provider.t);
-});
+}, 120_000);
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step();
   await provider?.close();
