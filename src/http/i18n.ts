@@ -457,7 +457,7 @@ const ru: Messages = {
     noDevices: 'Вы не вошли в мобильное приложение ни на одном устройстве.',
     deviceSignedInOn: 'Вход выполнен',
     deviceLastUsedOn: 'последнее использование —',
-    signOutDevice: 'Выйти на этом устройстве',
+    signOutDevice: 'Завершить сеанс на устройстве',
     signOut: 'Выйти',
     notices: {
       revoked:

@@ -83,7 +83,8 @@ const SWITCH_AFTER_POST: Record<string, string> = {
 export function withLocale(path: string, locale: Locale): string {
   const url = new URL(path, 'http://page.invalid');
   url.searchParams.set(LOCALE_PARAM, locale);
-  return `${url.pathname}${url.search}`;
+  // Always a path of this site: never `//host…`, which a browser would read as another site.
+  return `${url.pathname.replace(/^\/+/, '/')}${url.search}`;
 }
 
 function switchBase(request: FastifyRequest, base: string | undefined): string {

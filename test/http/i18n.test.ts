@@ -9,6 +9,7 @@ import {
   parseAcceptLanguage,
   plural,
 } from '../../src/http/i18n.js';
+import { withLocale } from '../../src/http/pages.js';
 import { SCOPES, type Scope } from '../../src/modules/oauth/scopes.js';
 
 describe('Accept-Language', () => {
@@ -186,4 +187,25 @@ describe('the catalogues', () => {
     const missingError: Messages = { ...CATALOGUES.ru, signin: { ...signin, errors } };
     expect([incomplete, missingError, wrong_credentials]).toHaveLength(3);
   });
+});
+
+describe('the language switch links', () => {
+  it('keep the page and its other parameters, and set lang once', () => {
+    expect(withLocale('/signin', 'ru')).toBe('/signin?lang=ru');
+    expect(withLocale('/signin?request=abc&return_to=%2Faccount', 'ru')).toBe(
+      '/signin?request=abc&return_to=%2Faccount&lang=ru',
+    );
+    expect(withLocale('/account?lang=ru&notice=revoked&lang=de', 'en')).toBe(
+      '/account?lang=en&notice=revoked',
+    );
+  });
+
+  it.each(['//evil.example/x', '/.//evil.example', '/\\evil.example', 'https://evil.example/signin'])(
+    'stay on this site for %j',
+    (path) => {
+      const href = withLocale(path, 'ru');
+      expect(href).toMatch(/^\/(?!\/)/);
+      expect(new URL(href, 'https://here.example').origin).toBe('https://here.example');
+    },
+  );
 });
