@@ -509,7 +509,8 @@ describe('docker-compose.instances.yml (several instances behind a load balancer
   });
 
   it('trusts X-Forwarded-For from the load balancer alone, which sets it', () => {
-    const lbAddress = (lb?.networks as Record<string, { ipv4_address?: string }>).internal?.ipv4_address;
+    const lbAddress = (lb?.networks as Record<string, { ipv4_address?: string }> | undefined)?.internal
+      ?.ipv4_address;
     const subnet = several.networks?.internal?.ipam?.config?.[0]?.subnet as string;
     expect(lbAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     expect(subnet.split('.').slice(0, 3)).toEqual((lbAddress as string).split('.').slice(0, 3));
