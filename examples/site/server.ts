@@ -219,10 +219,11 @@ async function charge(
 // ---------------------------------------------------------------------------------------------
 // Pages
 
-function signedOutPage(): string {
+function signedOutPage(notice?: string): string {
   return page(
     'Example site',
-    html`<div class="card">
+    html`${notice && html`<p id="message" class="notice problem">${notice}</p>`}
+<div class="card">
   <p>This site lets you sign in with the identity provider at <code>${ISSUER}</code>.</p>
   <p><a id="sign-in" class="button primary" href="/login">Sign in</a></p>
 </div>`,
@@ -306,7 +307,15 @@ async function main(): Promise<void> {
     if (!session.user) return signedOutPage();
     let balance: number | null = null;
     if (session.user.grantedScopes.includes(WALLET_SCOPE)) {
-      balance = await walletBalance(await getOidcConfig(credentials), session.user.accessToken);
+      try {
+        balance = await walletBalance(await getOidcConfig(credentials), session.user.accessToken);
+      } catch (error) {
+        // 401 with WWW-Authenticate: the token no longer works (revoked by the user, account
+        // disabled, expired). The site forgets the user, who signs in again.
+        if (!(error instanceof client.WWWAuthenticateChallengeError)) throw error;
+        session.user = undefined;
+        return signedOutPage('Your sign-in has ended. Please sign in again.');
+      }
     }
     return profilePage(session, balance);
   });
@@ -385,7 +394,13 @@ async function main(): Promise<void> {
     if (typeof key !== 'string' || !/^[\x20-\x7e]{1,255}$/.test(key)) {
       session.flash = { outcome: 'error', text: 'The form was incomplete.' };
     } else {
-      session.flash = await charge(await getOidcConfig(credentials), session.user.accessToken, key);
+      session.flash = await charge(await getOidcConfig(credentials), session.user.accessToken, key).catch(
+        (error: unknown) => {
+          // Unknown whether it went through: the same form sent again is safe (same key).
+          request.log.warn({ err: error }, 'charge failed');
+          return { outcome: 'error', text: 'The charge could not be completed; try again.' };
+        },
+      );
     }
     // Post/redirect/get: reloading the result page does not post again.
     return reply.redirect('/', 303);

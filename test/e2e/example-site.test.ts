@@ -241,5 +241,21 @@ describe.skipIf(skipBrowserTests)(
       expect(await page.locator('#wallet').count()).toBe(0);
       expect(await page.locator('#no-wallet').count()).toBe(1);
     }, 30_000);
+
+    it('forgets a user whose token stopped working, instead of failing', async () => {
+      // Signed in at the service and consent remembered: straight back to the profile.
+      await page.goto(exampleUrl);
+      await page.locator('#sign-in').click();
+      await page.locator('#profile').waitFor();
+      expect(await balance()).toBe('98');
+
+      // Disabling the account ends every token at once; the example's next call gets a 401.
+      succeeded(await runIdp(['users', 'disable', 'demo', '--json'], { env }));
+      await page.reload();
+      await page.locator('#message').waitFor();
+      expect(await page.locator('#profile').count()).toBe(0);
+      expect(await page.locator('#sign-in').count()).toBe(1);
+      succeeded(await runIdp(['users', 'enable', 'demo', '--json'], { env }));
+    }, 30_000);
   },
 );
