@@ -30,7 +30,7 @@ export const SERVICE_NAME = 'idp';
 /** Pages in English only, whatever the reader's language (the API reference is technical). */
 const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);
 
-const ENGLISH_TITLES: Partial<Record<PageTemplate, string>> = { reference: 'API reference' };
+const REFERENCE_TITLE = 'API reference';
 
 /** A year: the language choice outlives sessions. */
 const LOCALE_COOKIE_MAX_AGE = 365 * 24 * 3600;
@@ -63,11 +63,6 @@ export function pageLocale(request: FastifyRequest, reply?: FastifyReply): Local
   }
   settled.set(request, locale);
   return locale;
-}
-
-/** The texts of a request's page language. */
-export function pageMessages(request: FastifyRequest): Messages {
-  return messages(pageLocale(request));
 }
 
 /**
@@ -165,9 +160,9 @@ async function render(
   const title =
     typeof data.title === 'string' && data.title
       ? data.title
-      : template === 'reference' || !(template in t.titles)
-        ? (ENGLISH_TITLES[template] ?? SERVICE_NAME)
-        : t.titles[template as keyof Messages['titles']];
+      : template === 'reference'
+        ? REFERENCE_TITLE
+        : t.titles[template];
   return reply.viewAsync('layout', {
     ...helpers,
     title,
