@@ -1,10 +1,11 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { issueCsrfToken, verifyCsrfToken } from '../../src/http/csrf.js';
 import { loadSession } from '../../src/http/session.js';
 import { hashSecret } from '../../src/lib/secrets.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp, testConfig } from '../helpers/app.js';
 
 let t: TestApp;
 let aliceId: number;
@@ -270,49 +271,39 @@ describe('CSRF tokens', () => {
   it('accepts forms of a former secret listed in COOKIE_SECRET_PREVIOUS, and signs with the new one', async () => {
     const OLD = 'the-former-secret-of-at-least-32-characters';
     const NEW = 'the-current-secret-of-at-least-32-characters';
-    // Instances before, during and after a rotation (each on a database of its own, with alice).
-    const [before, during, after] = await Promise.all(
-      (
-        [
-          { COOKIE_SECRET: OLD },
-          { COOKIE_SECRET: NEW, COOKIE_SECRET_PREVIOUS: ` x${'y'.repeat(31)} , ${OLD}` },
-          { COOKIE_SECRET: NEW },
-        ] as Array<Record<string, string>>
-      ).map((env) => createTestApp({ env })),
-    );
+    // Three instances on this file's database (alice is there): before, during and after a rotation.
+    const instance = (env: Record<string, string>) =>
+      buildApp({ config: testConfig(env), db: t.database.db, clock: t.clock });
+    const before = await instance({ COOKIE_SECRET: OLD });
+    const during = await instance({
+      COOKIE_SECRET: NEW,
+      COOKIE_SECRET_PREVIOUS: ` x${'y'.repeat(31)} , ${OLD}`,
+    });
+    const after = await instance({ COOKIE_SECRET: NEW });
     try {
-      const aliceThere = (app: TestApp) =>
-        createUser(app.database.db, app.clock, { username: 'alice', password: 'correct horse battery' });
-      await Promise.all([during, after].map((app) => aliceThere(app as TestApp)));
       // A form issued before the rotation, submitted after it.
-      const page = await (before as TestApp).app.inject({ method: 'GET', url: '/signin' });
+      const page = await before.inject({ method: 'GET', url: '/signin' });
       const csrfCookie = cookieValue(page, 'idp_csrf') as string;
       const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1] as string;
-      const submit = (app: TestApp) =>
-        app.app.inject({
+      const submit = (app: typeof before) =>
+        app.inject({
           method: 'POST',
           url: '/signin',
           cookies: { idp_csrf: csrfCookie },
           payload: { csrf_token: csrfToken, username: 'alice', password: 'correct horse battery' },
         });
-      expect((await submit(during as TestApp)).statusCode).toBe(303);
-      expect((await submit(after as TestApp)).statusCode).toBe(403);
+      expect((await submit(during)).statusCode).toBe(303);
+      expect((await submit(after)).statusCode).toBe(403);
       // New forms are signed with the new secret: the instance after the rotation takes them.
-      const fresh = await (during as TestApp).app.inject({
-        method: 'GET',
-        url: '/signin',
-        cookies: { idp_csrf: csrfCookie },
-      });
-      const freshToken = /name="csrf_token" value="([^"]+)"/.exec(fresh.body)?.[1];
-      expect(freshToken).not.toBe(csrfToken);
-      const later = await (after as TestApp).app.inject({
-        method: 'GET',
-        url: '/signin',
-        cookies: { idp_csrf: csrfCookie },
-      });
-      expect(/name="csrf_token" value="([^"]+)"/.exec(later.body)?.[1]).toBe(freshToken);
+      const token = async (app: typeof before) => {
+        const res = await app.inject({ method: 'GET', url: '/signin', cookies: { idp_csrf: csrfCookie } });
+        return /name="csrf_token" value="([^"]+)"/.exec(res.body)?.[1];
+      };
+      const fresh = await token(during);
+      expect(fresh).not.toBe(csrfToken);
+      expect(await token(after)).toBe(fresh);
     } finally {
-      await Promise.all([before, during, after].map((app) => app?.close()));
+      await Promise.all([before.close(), during.close(), after.close()]);
     }
   });
 
