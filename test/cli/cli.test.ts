@@ -31,7 +31,7 @@ let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 let env: Record<string, string> = {};
 
 beforeAll(async () => {
-  database = await cliDatabase('idp-cli-test-');
+  database = await cliDatabase('idp-cli-test-', {}, { empty: true }); // the first migrate applies everything
   env = database.env;
   dataDir = database.dataDir;
 });

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../src/cli/run-command.js';
@@ -121,18 +122,30 @@ describe('idp demo', () => {
   it('is refused when NODE_ENV=production, before the database is touched', {
     timeout: TIMEOUT,
   }, async () => {
-    failed(
-      await demo({ NODE_ENV: 'production', COOKIE_SECRET }),
-      /demo is refused when NODE_ENV=production: it creates a user whose password is published/,
-    );
-    // Not even migrated: the command stopped before opening the database.
-    const clientsTable = await withCliDatabase(
-      env,
-      async (db) =>
-        (await sql<{ table: string | null }>`select to_regclass('clients')::text as table`.execute(db))
-          .rows[0],
-    );
-    expect(clientsTable?.table).toBeNull();
+    // On a database of its own that nothing has touched yet.
+    const untouched = await cliDatabase('idp-cli-demo-refused-', {}, { empty: true });
+    try {
+      failed(
+        await runIdp(['demo', '--json'], {
+          env: { ...untouched.env, NODE_ENV: 'production', COOKIE_SECRET },
+        }),
+        /demo is refused when NODE_ENV=production: it creates a user whose password is published/,
+      );
+      // Not even opened: no embedded database was created, no table was migrated.
+      if (untouched.dataDir) {
+        expect(await readdir(untouched.dataDir)).toEqual([]);
+      } else {
+        const clientsTable = await withCliDatabase(
+          untouched.env,
+          async (db) =>
+            (await sql<{ table: string | null }>`select to_regclass('clients')::text as table`.execute(db))
+              .rows[0],
+        );
+        expect(clientsTable?.table).toBeNull();
+      }
+    } finally {
+      await untouched.drop();
+    }
   });
 
   it('is refused by a server in production that runs it for the CLI', async () => {

@@ -36,7 +36,9 @@ afterAll(async () => {
 });
 
 describe(`the server process on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
-  it('serves, keeps its data across a restart, and stops cleanly on SIGTERM', async () => {
+  it('serves, keeps its data across a restart, and stops cleanly on SIGTERM', {
+    timeout: 120_000,
+  }, async () => {
     const first = await startServer({ env });
     const status = await fetch(`${first.url}/api/v1/platform/status`);
     expect(status.status).toBe(200);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
-import { createEmptyPostgresDatabase, usingPostgres } from './database.js';
+import { createEmptyPostgresDatabase, migratedTemplate, usingPostgres } from './database.js';
 import { freePort } from './tcp-proxy.js';
 
 /**
@@ -234,10 +234,13 @@ export function parseJsonOutput(result: ProcessResult): Record<string, unknown> 
 /**
  * The database that the child processes of one test file use: a fresh temporary DATA_DIR (PGlite),
  * or a fresh PostgreSQL database when TEST_DATABASE_URL is set. `drop` removes it.
+ * The DATA_DIR starts as a copy of the migrated template (a child would otherwise spend seconds on
+ * initdb and the migrations), unless `empty` is set.
  */
 export async function cliDatabase(
   prefix: string,
   extra: Record<string, string> = {},
+  options: { empty?: boolean } = {},
 ): Promise<{ env: Record<string, string>; dataDir: string; drop: () => Promise<void> }> {
   if (usingPostgres) {
     const database = await createEmptyPostgresDatabase();
@@ -248,6 +251,7 @@ export async function cliDatabase(
     };
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  if (!options.empty) await (await openPglite(dataDir, await migratedTemplate())).close();
   return {
     env: childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extra }),
     dataDir,

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
+import { inject } from 'vitest';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 
@@ -44,6 +46,14 @@ export async function createEmptyPostgresDatabase(): Promise<{ url: string; drop
   };
 }
 
+let template: Promise<Blob> | undefined;
+
+/** The migrated embedded database that test/global-setup.ts saved, read once per test file. */
+export function migratedTemplate(): Promise<Blob> {
+  template ??= readFile(inject('pgliteTemplate')).then((bytes) => new Blob([bytes]));
+  return template;
+}
+
 export async function createTestDatabase(options: { migrate?: boolean } = {}): Promise<TestDatabase> {
   let handle: TestDatabase;
   if (usingPostgres) {
@@ -58,9 +68,12 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
       },
     };
   } else {
-    const database = await openPglite();
+    // A copy of the migrated template of test/global-setup.ts, or an empty database.
+    const from = options.migrate === false ? undefined : await migratedTemplate();
+    const database = await openPglite(undefined, from);
     handle = { ...database, drop: () => database.close() };
   }
+  // On the template this finds nothing to do; it still checks that the template is current.
   if (options.migrate !== false) await migrateToLatest(handle.db);
   return handle;
 }
