@@ -33,6 +33,30 @@ async function main(): Promise<void> {
     for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => logger.error({ err: error }));
   };
 
+  // Signals are handled from the start: one that arrives while the server is still starting waits
+  // for the start to finish, then shuts down as usual (nothing is left half open).
+  let started: () => void = () => undefined;
+  const startup = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const forced = setTimeout(() => {
+      logger.error('shutdown timed out; exiting with requests still open');
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS);
+    forced.unref();
+    await startup;
+    await cleanUp();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
   let lock: DataDirLock | null = null;
   let database: DatabaseHandle;
   if (config.DATABASE_URL) {
@@ -106,22 +130,7 @@ async function main(): Promise<void> {
     cleanups.push(() => (control as ControlServer).close());
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const forced = setTimeout(() => {
-      logger.error('shutdown timed out; exiting with requests still open');
-      process.exit(1);
-    }, config.SHUTDOWN_TIMEOUT_MS);
-    forced.unref();
-    await cleanUp();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  started();
 }
 
 main().catch((error: unknown) => {

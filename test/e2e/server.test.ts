@@ -64,6 +64,14 @@ describe(`the server process on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () 
     expect(await second.stop()).toEqual({ code: 0, signal: null });
   });
 
+  it('stops cleanly on a SIGTERM sent the moment it listens, while it still finishes starting', {
+    timeout: 120_000,
+  }, async () => {
+    const server = await startServer({ env }); // resolves on the "Server listening" line
+    expect(await server.stop()).toEqual({ code: 0, signal: null });
+    expect(server.output().stdout).toContain('"msg":"stopped"');
+  });
+
   it('refuses to start on a wrong setting with one line naming it', async () => {
     const result = await runNode('bin/server.js', [], { env: { ...env, PORT: 'eighty' } });
     expect(result.code).toBe(1);
