@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DemoResult } from '../../src/cli/demo.commands.js';
 import { runCommand } from '../../src/cli/run-command.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/schema.js';
@@ -33,27 +34,8 @@ let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 let env: Record<string, string> = {};
 let port = 0;
 
-interface DemoOutput {
-  issuer: string;
-  discovery_url: string;
-  client: {
-    client_id: string;
-    client_secret: string;
-    name: string;
-    site_url: string;
-    redirect_uris: string[];
-    wallet: boolean;
-    created: boolean;
-  };
-  user: {
-    id: number;
-    username: string;
-    password: string;
-    email: string;
-    display_name: string;
-    created: boolean;
-  };
-}
+/** What `idp demo --json` prints. */
+type DemoOutput = DemoResult;
 
 let first: DemoOutput;
 
