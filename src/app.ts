@@ -90,6 +90,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   installSecurityHeaders(app, options.config);
   installErrorHandling(app, registry);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
+  app.decorate('secureCookies', options.config.PUBLIC_URL.startsWith('https:'));
   // The first secret signs; the former ones (COOKIE_SECRET_PREVIOUS) still verify, during a rotation.
   await app.register(cookie, {
     secret: [options.config.COOKIE_SECRET, ...options.config.COOKIE_SECRET_PREVIOUS],

@@ -32,6 +32,13 @@ const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);
 
 const REFERENCE_TITLE = 'API reference';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Whether the service's cookies are Secure: PUBLIC_URL is https. */
+    secureCookies: boolean;
+  }
+}
+
 /** A year: the language choice outlives sessions. */
 const LOCALE_COOKIE_MAX_AGE = 365 * 24 * 3600;
 
@@ -57,7 +64,8 @@ export function pageLocale(request: FastifyRequest, reply?: FastifyReply): Local
       path: '/',
       sameSite: 'lax',
       httpOnly: true,
-      secure: request.protocol === 'https',
+      // Secure as the session and CSRF cookies: when PUBLIC_URL is https (see app.ts).
+      secure: request.server.secureCookies,
       maxAge: LOCALE_COOKIE_MAX_AGE,
     });
   }

@@ -116,6 +116,18 @@ describe('choosing the language', () => {
     expect(langCookie(await get('/signin?lang=ru', { cookie: 'lang=ru' }))).toBeUndefined();
   });
 
+  it('makes the language cookie Secure when PUBLIC_URL is https, as the other cookies', async () => {
+    expect(langCookie(await get('/signin?lang=ru'))?.secure).toBeFalsy();
+    const https = await createTestApp({ env: { PUBLIC_URL: 'https://id.example' } });
+    try {
+      // Behind a TLS proxy the request itself arrives over plain http.
+      const res = await https.app.inject({ method: 'GET', url: '/signin?lang=ru' });
+      expect(langCookie(res)).toMatchObject({ value: 'ru', secure: true });
+    } finally {
+      await https.close();
+    }
+  });
+
   it.each(['de', 'RU', '', 'ru-RU', '%3Cscript%3E'])('ignores ?lang=%s', async (value) => {
     const res = await get(`/signin?lang=${value}`, { 'accept-language': 'ru' });
     expect(res.statusCode).toBe(200);
