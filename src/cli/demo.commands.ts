@@ -69,8 +69,12 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
   return ctx.db.transaction().execute(async (trx) => {
     await DEMO_LOCK.execute(trx);
     const now = ctx.clock.now();
-    const audit = (action: 'client_created' | 'client_secret_rotated' | 'wallet_credited', subject: string) =>
-      recordAudit(trx, { at: now, actor: 'operator', action, subject, details: { demo: true } });
+    const audit = (
+      action: 'client_created' | 'client_secret_rotated' | 'wallet_credited',
+      subject: string,
+      details: Record<string, unknown> = {},
+    ) =>
+      recordAudit(trx, { at: now, actor: 'operator', action, subject, details: { ...details, demo: true } });
 
     // The client: created once; afterwards a fresh secret, and the wallet right, redirect URIs
     // and enabled state it needs, in case someone changed them.
@@ -120,43 +124,54 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
 
     // The user: created once with a verified e-mail and some coins; afterwards the documented
     // password again, enabled, and not locked by earlier failed sign-ins.
-    let user = await findUserByUsername(trx, DEMO.username);
-    const userCreated = !user;
-    if (user) {
-      user = await updateUserColumns(trx, user.id, {
+    let user: DemoResult['user'];
+    const existingUser = await findUserByUsername(trx, DEMO.username);
+    if (existingUser) {
+      const row = await updateUserColumns(trx, existingUser.id, {
         password_hash: passwordHash,
         disabled_at: null,
         updated_at: now,
       });
-      await clearSignInAttempts(trx, user.id);
+      await clearSignInAttempts(trx, row.id);
+      user = { ...userOf(row), created: false };
     } else {
-      await createUser(trx, ctx.clock, {
+      const created = await createUser(trx, ctx.clock, {
         username: DEMO.username,
         password: DEMO.password,
         email: DEMO.email,
         emailVerified: true,
         displayName: DEMO.displayName,
       });
-      await credit(trx, ctx.clock, DEMO.username, { amount: DEMO.coins, description: 'Demo coins' });
-      await audit('wallet_credited', `username:${DEMO.username}`);
-      user = await findUserByUsername(trx, DEMO.username);
-      if (!user) throw new Error('the demo user was not found after its creation');
+      const { transaction } = await credit(trx, ctx.clock, DEMO.username, {
+        amount: DEMO.coins,
+        description: 'Demo coins',
+      });
+      // The event `idp wallet credit` records, marked as the demo's.
+      await audit('wallet_credited', `username:${created.username.toLowerCase()}`, {
+        transaction: transaction.id,
+        amount: transaction.amount,
+      });
+      user = { ...userOf({ ...created, email: DEMO.email, display_name: DEMO.displayName }), created: true };
     }
 
     return {
       issuer: ctx.config.PUBLIC_URL,
       discovery_url: `${ctx.config.PUBLIC_URL}/.well-known/openid-configuration`,
       client,
-      user: {
-        id: user.id,
-        username: user.username,
-        password: DEMO.password,
-        email: user.email,
-        display_name: user.display_name,
-        created: userCreated,
-      },
+      user,
     };
   });
+}
+
+/** The demo user as `idp demo` prints it, with the documented password. */
+function userOf(row: { id: number; username: string; email: string | null; display_name: string | null }) {
+  return {
+    id: row.id,
+    username: row.username,
+    password: DEMO.password,
+    email: row.email,
+    display_name: row.display_name,
+  };
 }
 
 function demoText(result: object): string {

@@ -76,7 +76,12 @@ async function demoState() {
       .where('user_id', '=', user.id)
       .executeTakeFirst();
     const clients = await db.selectFrom('clients').selectAll().execute();
-    return { user, balance: balance ? Number(balance.balance) : null, clients };
+    const audit = await db
+      .selectFrom('audit_events')
+      .select(['actor', 'action', 'subject', 'details'])
+      .orderBy('id')
+      .execute();
+    return { user, balance: balance ? Number(balance.balance) : null, clients, audit };
   });
 }
 
@@ -176,6 +181,21 @@ describe('idp demo', () => {
     expect(state.balance).toBe(100 * 100); // hundredths
     expect(state.clients).toHaveLength(1);
     expect(state.clients[0]?.secret_hash).not.toContain(first.client.client_secret);
+    // The operator's events, as `idp clients create` and `idp wallet credit` record them.
+    expect(state.audit).toEqual([
+      {
+        actor: 'operator',
+        action: 'client_created',
+        subject: `client:${first.client.client_id}`,
+        details: { demo: true },
+      },
+      {
+        actor: 'operator',
+        action: 'wallet_credited',
+        subject: 'username:demo',
+        details: { demo: true, transaction: expect.stringMatching(/^tx_/), amount: 100 },
+      },
+    ]);
   });
 
   it('finds the same client and user again: a new secret, the password reset, no second credit', {
