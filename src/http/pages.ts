@@ -189,7 +189,7 @@ async function render(
  * Return what it returns from the handler (`return renderPage(…)`): the page is sent asynchronously.
  *
  * The consent page takes `{ csrfToken, requestId, client: { name, siteUrl }, user: { username },
- * scopes: [{ name, description }], emailRequested, walletRequested }`.
+ * scopes: Scope[], emailRequested, walletRequested }`.
  */
 export function renderPage(
   reply: FastifyReply,

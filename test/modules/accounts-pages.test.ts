@@ -562,10 +562,7 @@ describe('consent page', () => {
     requestId: 'req_ABC-123',
     client: { name: 'Quiz <Night>', siteUrl: 'https://quiz.example/"onmouseover="x' },
     user: { username: 'alice' },
-    scopes: (['openid', 'profile', 'email', 'verified'] as const).map((name) => ({
-      name,
-      description: SCOPES[name].description,
-    })),
+    scopes: ['openid', 'profile', 'email', 'verified'],
     emailRequested: true,
     walletRequested: false,
     ...change,
@@ -609,7 +606,7 @@ describe('consent page', () => {
     const res = await renderConsent(
       consentData({
         emailRequested: false,
-        scopes: [{ name: 'openid', description: SCOPES.openid.description }],
+        scopes: ['openid'],
       }),
     );
     expect(res.body).not.toContain('share_email');
@@ -619,7 +616,7 @@ describe('consent page', () => {
     const res = await renderConsent(
       consentData({
         walletRequested: true,
-        scopes: [{ name: 'wallet', description: SCOPES.wallet.description }],
+        scopes: ['wallet'],
         emailRequested: false,
       }),
     );

@@ -19,7 +19,7 @@ import {
 import { authenticateClient } from './client-auth.js';
 import { consumePendingRequest, findClientById, findPendingRequest } from './oauth.repository.js';
 import { introspectToken, revokeToken } from './revocation.service.js';
-import { SCOPES, type Scope } from './scopes.js';
+import type { Scope } from './scopes.js';
 import { handleTokenRequest } from './tokens.service.js';
 
 /** The pending request's own URL: the language switch of its pages re-renders it from there. */
@@ -114,7 +114,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         requestId: id,
         client: { name: authz.client.name, siteUrl: authz.client.site_url },
         user: { username: user.username },
-        scopes: authz.scopes.map((name) => ({ name, description: SCOPES[name].description })),
+        scopes: authz.scopes,
         emailRequested: authz.scopes.includes('email'),
         walletRequested: authz.scopes.includes('wallet'),
       },
