@@ -84,36 +84,36 @@ export function negotiateLocale(input: {
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
 export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
 
-const pluralRules = new Map<Locale, Intl.PluralRules>();
+/** Locale of the dates the pages show (British English: "20 May 2026"). */
+const DATE_LOCALES: Record<Locale, string> = { en: 'en-GB', ru: 'ru-RU' };
+
+/** Each locale's plural rules, number and date formats, made once. */
+const FORMATS = Object.fromEntries(
+  LOCALES.map((locale) => [
+    locale,
+    {
+      plural: new Intl.PluralRules(locale),
+      number: new Intl.NumberFormat(locale),
+      date: new Intl.DateTimeFormat(DATE_LOCALES[locale], {
+        day: 'numeric',
+        month: 'long',
+        year: 'numeric',
+        timeZone: 'UTC',
+      }),
+    },
+  ]),
+) as Record<Locale, { plural: Intl.PluralRules; number: Intl.NumberFormat; date: Intl.DateTimeFormat }>;
 
 /** The text for `count` in the locale's plural form (Intl.PluralRules), with `{n}` filled in. */
 export function plural(locale: Locale, forms: PluralForms, count: number): string {
-  let rules = pluralRules.get(locale);
-  if (!rules) {
-    rules = new Intl.PluralRules(locale);
-    pluralRules.set(locale, rules);
-  }
+  const { plural: rules, number } = FORMATS[locale];
   const text = forms[rules.select(count)] ?? forms.other;
-  return text.replaceAll('{n}', new Intl.NumberFormat(locale).format(count));
+  return text.replaceAll('{n}', number.format(count));
 }
-
-/** Locale of the dates the pages show (British English: "20 May 2026"). */
-const DATE_LOCALES: Record<Locale, string> = { en: 'en-GB', ru: 'ru-RU' };
-const dateFormats = new Map<Locale, Intl.DateTimeFormat>();
 
 /** A date as the pages show it, in UTC: "20 May 2026", «20 мая 2026 г.». */
 export function formatDate(locale: Locale, date: Date): string {
-  let format = dateFormats.get(locale);
-  if (!format) {
-    format = new Intl.DateTimeFormat(DATE_LOCALES[locale], {
-      day: 'numeric',
-      month: 'long',
-      year: 'numeric',
-      timeZone: 'UTC',
-    });
-    dateFormats.set(locale, format);
-  }
-  return format.format(date);
+  return FORMATS[locale].date.format(date);
 }
 
 /** Why sign-in failed, as the sign-in page says it. */
