@@ -145,14 +145,15 @@ describe('idp users update / disable / enable', () => {
     );
     expect(me).toMatchObject({
       name: 'Dora',
-      display_name: 'Dora',
       game: false,
       game_linked: false,
       user: { game: false, game_linked: false },
     });
+    expect(me).not.toHaveProperty('display_name');
     expect(me).not.toHaveProperty('tag');
     expect(me).not.toHaveProperty('game_name');
     expect(me.user).not.toHaveProperty('tag');
+    expect(me.user).not.toHaveProperty('display_name');
   });
 
   it('refuses conflicting or incomplete flags, bad values and unknown users', {

@@ -113,7 +113,7 @@ describe('presentUserinfo', () => {
     });
   });
 
-  it('profile: no display name shows the username; no avatar is ""; no game is false; no tag is absent', () => {
+  it('profile: no display name is absent (name shows the username); no avatar is ""; no game is false; no tag is absent', () => {
     expect(presentUserinfo(plain, ['profile'], PUBLIC_URL)).toStrictEqual({
       sub: '7',
       id: 7,
@@ -121,7 +121,6 @@ describe('presentUserinfo', () => {
       nickname: 'plain',
       preferred_username: 'plain',
       username: 'plain',
-      display_name: 'plain',
       picture: '',
       avatar_url: '',
       game: false,
@@ -204,7 +203,7 @@ describe('presentUserinfo', () => {
     expect(payload).toMatchObject({ email: 'special@example.com', verified: 2, verified_badge: true });
   });
 
-  it('all scopes: a bare user lacks only game_name, tag, email and email_verified', () => {
+  it('all scopes: a bare user lacks only display_name, game_name, tag, email and email_verified', () => {
     const payload = presentUserinfo(plain, ALL_SCOPES, PUBLIC_URL);
     expect(Object.keys(payload).sort()).toEqual(
       [
@@ -214,7 +213,6 @@ describe('presentUserinfo', () => {
         'nickname',
         'preferred_username',
         'username',
-        'display_name',
         'picture',
         'avatar_url',
         'game',
@@ -457,7 +455,8 @@ describe('profile updates through the database', () => {
       tag_slug: null,
     });
     const payload = presentUserinfo(updated, ['profile'], PUBLIC_URL);
-    expect(payload).toMatchObject({ display_name: 'Dora', picture: '', game: false, game_linked: false });
+    expect(payload).toMatchObject({ name: 'Dora', picture: '', game: false, game_linked: false });
+    expect(payload).not.toHaveProperty('display_name');
     expect(payload).not.toHaveProperty('tag');
     expect(payload).not.toHaveProperty('game_name');
   });

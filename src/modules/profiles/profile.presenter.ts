@@ -70,9 +70,9 @@ export function presentUserinfo(
   put('nickname', name);
   put('preferred_username', user.username);
   put('username', user.username);
-  // SPEC.md types display_name as a string: a user who never set one shows the username, as
-  // `name` and the search result do, rather than null or a missing field.
-  put('display_name', name);
+  // SPEC.md: display_name is "the name set by the user", so a user who never set one lacks it
+  // (omitted, as SPEC.md allows for missing fields); `name` and `nickname` carry the fallback.
+  put('display_name', user.display_name ?? undefined);
   put('picture', picture);
   put('avatar_url', picture);
   // SPEC.md: "string or boolean": the link to the game account when there is one, false otherwise.
