@@ -118,6 +118,28 @@ describe('GET /api/users/search: result shape', () => {
     expect(res.body).not.toMatch(/example\.com|email|game|password/i);
   });
 
+  it('the default avatar URL of a result is served: a PNG, cached, revalidated by its ETag', async () => {
+    await user('avatarless');
+    const [result] = (await search({ q: 'avatarless' })).results;
+    const url = new URL(String(result?.avatar_url));
+    expect(url.origin).toBe('http://localhost:3000');
+    const res = await t.app.inject({ method: 'GET', url: url.pathname });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/png');
+    expect(res.headers['cache-control']).toBe('public, max-age=86400');
+    expect(res.rawPayload.subarray(0, 8)).toEqual(
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    );
+    const etag = String(res.headers.etag);
+    const again = await t.app.inject({
+      method: 'GET',
+      url: url.pathname,
+      headers: { 'if-none-match': etag },
+    });
+    expect(again.statusCode).toBe(304);
+    expect(again.rawPayload.length).toBe(0);
+  });
+
   it('answers no match with an empty list and echoes q exactly as sent', async () => {
     expect(await search({ q: 'nobody-has-this' })).toEqual({
       ok: true,

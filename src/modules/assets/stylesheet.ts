@@ -1,7 +1,4 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { projectRoot } from '../../lib/paths.js';
+import { readStaticFile } from './static-file.js';
 
 /** The one stylesheet of the pages, served by the service itself (no external resources). */
 export interface Stylesheet {
@@ -17,15 +14,11 @@ export const STYLESHEET_PATH = '/assets/styles.css';
 
 let loaded: Stylesheet | undefined;
 
-/**
- * public/styles.css, read once. A missing file fails loudly at startup (the server registers the
- * route at boot) rather than serving unstyled pages.
- */
+/** public/styles.css, read once. */
 export function stylesheet(): Stylesheet {
   if (!loaded) {
-    const body = readFileSync(path.join(projectRoot, 'public', 'styles.css'));
-    const version = createHash('sha256').update(body).digest('base64url').slice(0, 12);
-    loaded = { path: STYLESHEET_PATH, href: `${STYLESHEET_PATH}?v=${version}`, body, etag: `"${version}"` };
+    const { body, version, etag } = readStaticFile('styles.css');
+    loaded = { path: STYLESHEET_PATH, href: `${STYLESHEET_PATH}?v=${version}`, body, etag };
   }
   return loaded;
 }
