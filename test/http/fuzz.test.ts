@@ -1,0 +1,614 @@
+import fc from 'fast-check';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { hiddenFields } from '../helpers/html.js';
+import { basic, exchangeCode, makeClient, makeUser, mintCode, type TestClient } from '../helpers/oauth.js';
+
+/**
+ * Every route of the catalogue, driven with generated requests: NUL, lone surrogates, invalid
+ * UTF-8 in percent-encodings, very long strings, odd numbers, odd content types, repeated
+ * parameters, with and without valid credentials. Whatever comes in, the answer is never a 5xx;
+ * an error is in the contract's shape (JSON routes) or the error page (browser routes); OAuth error
+ * texts stay within the characters RFC 6749 §5.2 allows; and the service is healthy afterwards.
+ *
+ * FUZZ_SEED=<n> replays a run (the seed is printed first); FUZZ_RUNS=<n> changes its length.
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
+
+interface CatalogueRoute {
+  method: string;
+  path: string;
+  auth: string;
+}
+
+/** What a generated request may carry, and the valid credentials it may borrow. */
+interface Credentials {
+  client: TestClient;
+  mobileClientId: string;
+  accessToken: string;
+  walletToken: string;
+  refreshToken: string;
+  cookie: string;
+  csrfToken: string;
+}
+
+let t: TestApp;
+let routes: CatalogueRoute[];
+let credentials: Credentials;
+
+/** Parameter names of every route, so generated requests reach past "missing parameter" checks. */
+const PARAMETER_NAMES = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'state',
+  'scope',
+  'nonce',
+  'prompt',
+  'max_age',
+  'code_challenge',
+  'code_challenge_method',
+  'response_mode',
+  'request',
+  'request_uri',
+  'grant_type',
+  'code',
+  'code_verifier',
+  'refresh_token',
+  'token',
+  'token_type_hint',
+  'client_secret',
+  'csrf_token',
+  'username',
+  'password',
+  'email',
+  'decision',
+  'share_email',
+  'return_to',
+  'lang',
+  'notice',
+  'device',
+  'device_id',
+  'challenge',
+  'signature',
+  'public_key',
+  'q',
+  'limit',
+  'cursor',
+  'amount',
+  'currency',
+  'description',
+  'idempotency_key',
+  'login',
+  'id_token_hint',
+  'post_logout_redirect_uri',
+];
+
+const hostile = fc.constantFrom(
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfffy',
+  '\ufdfa'.repeat(2000),
+  'a'.repeat(70_000),
+  '%',
+  '%00',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  "' or 1=1 --",
+  '"\\\b\f\n\r\t',
+  '‹é§–',
+  'http://127.0.0.1:99999/cb',
+  'https://site.example/callback',
+  'urn:ietf:params:oauth:request_uri:x',
+  'openid profile email verified offline_access wallet',
+  'authorization_code',
+  'refresh_token',
+  'S256',
+  'allow',
+  'deny',
+  'COIN',
+  'login consent none',
+  '-1',
+  '0',
+  '1e309',
+  '99999999999999999999999',
+  'NaN',
+  '',
+  ' ',
+  // Replaced by the real values at sending time (see `real`), to get past the first checks.
+  '$client_id',
+  '$mobile_client_id',
+  '$redirect_uri',
+  '$access_token',
+  '$refresh_token',
+  'device-12345678',
+);
+
+const numbers = fc.oneof(
+  fc.integer(),
+  fc.double(),
+  fc.constantFrom(0, -0, 1e-7, 0.001, 1_000_000_000.01, Number.MAX_SAFE_INTEGER + 2, 2 ** 64),
+);
+
+/** Strings of every kind: any code point (lone surrogates included), ASCII, hostile constants. */
+const anyString = fc.oneof(
+  { weight: 3, arbitrary: hostile },
+  { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  { weight: 2, arbitrary: fc.string({ maxLength: 40 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 300 }) },
+);
+
+/** A value in a JSON body: strings, numbers, and the wrong types. */
+const jsonValue: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 5, arbitrary: anyString },
+  { weight: 2, arbitrary: numbers },
+  { weight: 1, arbitrary: fc.constantFrom(true, false, null) },
+  { weight: 1, arbitrary: fc.array(anyString, { maxLength: 3 }) },
+  { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 5 }), anyString, { maxKeys: 2 }) },
+);
+
+/**
+ * Percent-encodes any JavaScript string, lone surrogates included: those become the three bytes
+ * of their code unit (invalid UTF-8), as a hostile client would send them.
+ */
+function percentEncode(value: string): string {
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const unit = value.charCodeAt(i);
+    const isHigh = unit >= 0xd800 && unit <= 0xdbff;
+    const next = value.charCodeAt(i + 1);
+    if (isHigh && next >= 0xdc00 && next <= 0xdfff) {
+      out += encodeURIComponent(value.slice(i, i + 2));
+      i++;
+    } else if (unit >= 0xd800 && unit <= 0xdfff) {
+      out += `%${(0xe0 | (unit >> 12)).toString(16)}%${(0x80 | ((unit >> 6) & 0x3f)).toString(16)}%${(0x80 | (unit & 0x3f)).toString(16)}`;
+    } else {
+      out += encodeURIComponent(value[i] as string);
+    }
+  }
+  return out;
+}
+
+/** Name/value pairs: known names mostly, sometimes a name twice (a repeated parameter). */
+const pairs = fc.array(
+  fc.tuple(
+    fc.oneof(
+      { weight: 9, arbitrary: fc.constantFrom(...PARAMETER_NAMES) },
+      { weight: 1, arbitrary: anyString },
+    ),
+    fc.oneof(anyString, numbers.map(String)),
+  ),
+  { maxLength: 8 },
+);
+
+const encodePairs = (list: Array<[string, string]>) =>
+  list.map(([name, value]) => `${percentEncode(name)}=${percentEncode(value)}`).join('&');
+
+type Body =
+  | { kind: 'none' }
+  | { kind: 'form'; pairs: Array<[string, string]> }
+  | { kind: 'json'; value: unknown }
+  | { kind: 'raw'; contentType: string; payload: string };
+
+const body: fc.Arbitrary<Body> = fc.oneof(
+  fc.constant<Body>({ kind: 'none' }),
+  pairs.map<Body>((list) => ({ kind: 'form', pairs: list })),
+  fc
+    .oneof(fc.dictionary(fc.constantFrom(...PARAMETER_NAMES), jsonValue, { maxKeys: 8 }), jsonValue)
+    .map<Body>((value) => ({ kind: 'json', value })),
+  fc
+    .tuple(
+      fc.constantFrom(
+        'text/plain',
+        'application/json',
+        'application/json; charset=latin1',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/xml',
+        'application/octet-stream',
+        '*/*',
+        'application/jsonx',
+      ),
+      fc.oneof(
+        fc.constantFrom(
+          '{',
+          '{"a":',
+          '[]',
+          'null',
+          '"\\ud800"',
+          '{"amount":1e999}',
+          'a=1&a=2',
+          '\u0000',
+          '%ZZ',
+        ),
+        fc.string({ unit: 'binary', maxLength: 60 }),
+      ),
+    )
+    .map<Body>(([contentType, payload]) => ({ kind: 'raw', contentType, payload })),
+);
+
+type Auth = 'none' | 'bearer' | 'wallet-bearer' | 'bearer-garbage' | 'basic' | 'basic-garbage' | 'odd';
+
+const auth = fc.constantFrom<Auth>(
+  'none',
+  'bearer',
+  'wallet-bearer',
+  'bearer-garbage',
+  'basic',
+  'basic-garbage',
+  'odd',
+);
+
+const oddAuthorization = fc.constantFrom(
+  'Bearer',
+  'Bearer ',
+  'bearer at_x at_y',
+  'Basic',
+  'Basic !!!',
+  `Basic ${Buffer.from('pk_\u0000:sk_').toString('base64')}`,
+  `Basic ${Buffer.from(':').toString('base64')}`,
+  `Basic ${Buffer.from('%E0%A4%A:x').toString('base64')}`,
+  `Basic ${Buffer.from([0xed, 0xa0, 0x80, 0x3a, 0x78]).toString('base64')}`,
+  'DPoP x',
+  'Digest x',
+);
+
+/**
+ * A valid request per route, which a generated request may start from and then change: without
+ * it, random values rarely get past the first check (an unknown client_id, a missing field).
+ */
+const BASELINES: Record<
+  string,
+  { query?: Array<[string, string]>; form?: Array<[string, string]>; json?: Record<string, unknown> }
+> = {
+  'GET /api/v1/oauth/authorize': {
+    query: [
+      ['client_id', '$client_id'],
+      ['redirect_uri', '$redirect_uri'],
+      ['response_type', 'code'],
+      ['state', 'state-1'],
+      ['scope', 'openid profile'],
+      ['nonce', 'n-1'],
+    ],
+  },
+  'POST /api/v1/oauth/token': {
+    form: [
+      ['grant_type', 'refresh_token'],
+      ['refresh_token', '$refresh_token'],
+    ],
+  },
+  'POST /api/v1/oauth/revoke': { form: [['token', '$access_token']] },
+  'POST /api/v1/oauth/introspect': { form: [['token', '$access_token']] },
+  'GET /api/users/search': { query: [['q', 'user']] },
+  'GET /api/v1/wallet/transactions': { query: [['limit', '5']] },
+  'POST /api/v1/wallet/charge': {
+    json: { amount: 1, currency: 'COIN', description: 'fuzz', idempotency_key: 'key-1' },
+  },
+  'POST /api/v1/mobile/challenge': { json: { client_id: '$mobile_client_id', device_id: 'device-12345678' } },
+  'POST /api/v1/mobile/verify': {
+    json: {
+      client_id: '$mobile_client_id',
+      device_id: 'device-12345678',
+      challenge: 'c',
+      signature: 's',
+      public_key: 'k',
+      username: 'fuzz',
+      password: 'p',
+    },
+  },
+  'POST /api/v1/mobile/refresh': {
+    json: {
+      client_id: '$mobile_client_id',
+      device_id: 'device-12345678',
+      refresh_token: '$refresh_token',
+      challenge: 'c',
+      signature: 's',
+    },
+  },
+  'POST /api/v1/mobile/logout': { json: { client_id: '$mobile_client_id', device_id: 'device-12345678' } },
+  'POST /signin': {
+    form: [
+      ['username', 'fuzz'],
+      ['password', 'password'],
+    ],
+  },
+  'POST /signup': {
+    form: [
+      ['username', 'fuzz'],
+      ['password', 'password'],
+      ['email', 'a@example.com'],
+    ],
+  },
+  'POST /api/v1/oauth/authorize/decision': {
+    form: [
+      ['request', 'r'],
+      ['decision', 'allow'],
+    ],
+  },
+};
+
+/** The baseline's pairs, changed by the generated ones: a generated name replaces the baseline's, or is sent as well. */
+function overlay(
+  base: Array<[string, string]> | undefined,
+  changes: Array<[string, string]>,
+  repeat: boolean,
+): Array<[string, string]> {
+  if (!base) return changes;
+  if (repeat) return [...base, ...changes];
+  const names = new Set(changes.map(([name]) => name));
+  return [...base.filter(([name]) => !names.has(name)), ...changes];
+}
+
+interface GeneratedRequest {
+  fromBaseline: boolean;
+  repeat: boolean;
+  route: number;
+  pathValue: string;
+  query: Array<[string, string]>;
+  body: Body;
+  auth: Auth;
+  oddAuthorization: string;
+  withSession: boolean;
+  withCsrf: boolean;
+}
+
+function generatedRequest(routeCount: number): fc.Arbitrary<GeneratedRequest> {
+  return fc.record({
+    fromBaseline: fc.boolean(),
+    repeat: fc.boolean(),
+    route: fc.nat({ max: routeCount - 1 }),
+    pathValue: anyString,
+    query: pairs,
+    body,
+    auth,
+    oddAuthorization,
+    withSession: fc.boolean(),
+    withCsrf: fc.boolean(),
+  });
+}
+
+function authorization(request: GeneratedRequest): string | undefined {
+  switch (request.auth) {
+    case 'none':
+      return undefined;
+    case 'bearer':
+      return `Bearer ${credentials.accessToken}`;
+    case 'wallet-bearer':
+      return `Bearer ${credentials.walletToken}`;
+    case 'bearer-garbage':
+      return 'Bearer at_not-a-real-token';
+    case 'basic':
+      return basic(credentials.client);
+    case 'basic-garbage':
+      return `Basic ${Buffer.from(`${credentials.client.clientId}:wrong`).toString('base64')}`;
+    case 'odd':
+      return request.oddAuthorization;
+  }
+}
+
+/** Placeholders of the hostile strings, replaced by the run's real identifiers and tokens. */
+function real(value: string): string {
+  switch (value) {
+    case '$client_id':
+      return credentials.client.clientId;
+    case '$mobile_client_id':
+      return credentials.mobileClientId;
+    case '$redirect_uri':
+      return credentials.client.redirectUri;
+    case '$access_token':
+      return credentials.accessToken;
+    case '$refresh_token':
+      return credentials.refreshToken;
+    default:
+      return value;
+  }
+}
+
+function realJson(value: unknown): unknown {
+  if (typeof value === 'string') return real(value);
+  if (Array.isArray(value)) return value.map(realJson);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, realJson(inner)]));
+  return value;
+}
+
+/** The request as light-my-request sends it. */
+function toInject(request: GeneratedRequest) {
+  const route = routes[request.route] as CatalogueRoute;
+  const path = route.path.replace(/:[A-Za-z_]+/g, () => percentEncode(request.pathValue));
+  const baseline = request.fromBaseline ? BASELINES[`${route.method} ${route.path}`] : undefined;
+  const queryPairs = overlay(baseline?.query, request.query, request.repeat).map(
+    ([name, value]): [string, string] => [name, real(value)],
+  );
+  if (request.withCsrf) queryPairs.push(['csrf_token', credentials.csrfToken]);
+  const query = encodePairs(queryPairs);
+  const headers: Record<string, string> = {};
+  const authHeader = authorization(request);
+  if (authHeader !== undefined) headers.authorization = authHeader;
+  if (request.withSession) headers.cookie = credentials.cookie;
+  let payload: string | undefined;
+  let generatedBody = request.body;
+  if (baseline?.form && generatedBody.kind !== 'json')
+    generatedBody = {
+      kind: 'form',
+      pairs: overlay(baseline.form, generatedBody.kind === 'form' ? generatedBody.pairs : [], request.repeat),
+    };
+  if (baseline?.json)
+    generatedBody = {
+      kind: 'json',
+      value:
+        generatedBody.kind === 'json' &&
+        generatedBody.value !== null &&
+        typeof generatedBody.value === 'object'
+          ? { ...baseline.json, ...generatedBody.value }
+          : baseline.json,
+    };
+  if (route.method !== 'GET' && route.method !== 'HEAD') {
+    const withCsrf = (list: Array<[string, string]>): Array<[string, string]> =>
+      request.withCsrf ? [...list, ['csrf_token', credentials.csrfToken]] : list;
+    switch (generatedBody.kind) {
+      case 'none':
+        break;
+      case 'form':
+        headers['content-type'] = 'application/x-www-form-urlencoded';
+        payload = encodePairs(withCsrf(generatedBody.pairs.map(([name, value]) => [name, real(value)])));
+        break;
+      case 'json': {
+        headers['content-type'] = 'application/json';
+        const value = realJson(generatedBody.value);
+        payload = JSON.stringify(
+          value !== null && typeof value === 'object' && !Array.isArray(value) && request.withCsrf
+            ? { csrf_token: credentials.csrfToken, ...value }
+            : value,
+        );
+        break;
+      }
+      case 'raw':
+        headers['content-type'] = generatedBody.contentType;
+        payload = generatedBody.payload;
+        break;
+    }
+  }
+  return {
+    method: route.method as 'GET' | 'POST',
+    url: query ? `${path}?${query}` : path,
+    headers,
+    ...(payload === undefined ? {} : { payload }),
+  };
+}
+
+/** RFC 6749 §5.2: error and error_description are %x20-21 / %x23-5B / %x5D-7E. */
+const OAUTH_ERROR_TEXT = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
+
+function checkResponse(route: CatalogueRoute, res: LightMyRequestResponse): void {
+  const where = `${route.method} ${route.path} → ${res.statusCode}: ${res.body.slice(0, 300)}`;
+  if (res.statusCode >= 500) throw new Error(`a ${res.statusCode}: ${where}`);
+  if (res.statusCode < 400) return;
+  const type = String(res.headers['content-type'] ?? '');
+  if (route.auth === 'browser') {
+    if (!type.startsWith('text/html'))
+      throw new Error(`a browser route answered ${type}, not a page: ${where}`);
+    return;
+  }
+  if (!type.startsWith('application/json')) throw new Error(`an error that is not JSON (${type}): ${where}`);
+  const parsed = res.json() as Record<string, unknown>;
+  if (
+    parsed.ok !== false ||
+    typeof parsed.error !== 'string' ||
+    typeof parsed.error_description !== 'string' ||
+    Object.keys(parsed).length !== 3
+  ) {
+    throw new Error(`an error body not in the contract's shape: ${where}`);
+  }
+  if (!OAUTH_ERROR_TEXT.test(parsed.error) || !OAUTH_ERROR_TEXT.test(parsed.error_description)) {
+    throw new Error(`an error text outside RFC 6749 §5.2's characters: ${where}`);
+  }
+  const challenge = res.headers['www-authenticate'];
+  if (challenge !== undefined && !/^[\x20-\x7E]*$/.test(String(challenge))) {
+    throw new Error(`a WWW-Authenticate header outside printable ASCII: ${where}`);
+  }
+}
+
+async function signedInBrowser(
+  username: string,
+  password: string,
+): Promise<{ cookie: string; csrf: string }> {
+  const page = await t.app.inject({ method: 'GET', url: '/signin' });
+  const jar = new Map(page.cookies.map((cookie) => [cookie.name, cookie.value]));
+  const header = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+  const signIn = await t.app.inject({
+    method: 'POST',
+    url: '/signin',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: header() },
+    payload: new URLSearchParams({ ...hiddenFields(page.body, '/signin'), username, password }).toString(),
+  });
+  expect(signIn.statusCode).toBe(303);
+  for (const cookie of signIn.cookies) jar.set(cookie.name, cookie.value);
+  const account = await t.app.inject({ method: 'GET', url: '/account', headers: { cookie: header() } });
+  expect(account.statusCode).toBe(200);
+  for (const cookie of account.cookies) jar.set(cookie.name, cookie.value);
+  const csrf = hiddenFields(account.body, '/signout').csrf_token;
+  if (!csrf) throw new Error('the account page has no sign-out form with a CSRF token');
+  return { cookie: header(), csrf };
+}
+
+beforeAll(async () => {
+  t = await createTestApp();
+  const user = await makeUser(t);
+  const client = await makeClient(t, { wallet: true });
+  const { createClient } = await import('../../src/modules/clients/clients.service.js');
+  const mobile = await createClient(t.database.db, t.clock, {
+    name: 'Official app',
+    siteUrl: 'https://app.example',
+    redirectUris: ['https://app.example/cb'],
+    officialMobile: true,
+  });
+  // Bearer tokens of another client: the generated requests revoke the first client's grants.
+  const bearerClient = await makeClient(t, { wallet: true });
+  const tokenOf = async (scopes: string[], of: TestClient = bearerClient) => {
+    const res = await exchangeCode(t.app, of, await mintCode(t, of, user, { scopes }));
+    expect(res.statusCode).toBe(200);
+    return res.json() as { access_token: string; refresh_token?: string };
+  };
+  const plain = await tokenOf(['openid', 'profile', 'email', 'verified']);
+  const refreshable = await tokenOf(['openid', 'offline_access'], client);
+  const wallet = await tokenOf(['openid', 'wallet']);
+  const browser = await signedInBrowser(user.username, user.password);
+  credentials = {
+    client,
+    mobileClientId: mobile.client_id,
+    accessToken: plain.access_token,
+    walletToken: wallet.access_token,
+    refreshToken: refreshable.refresh_token ?? '',
+    cookie: browser.cookie,
+    csrfToken: browser.csrf,
+  };
+  const catalogue = await t.app.inject({ method: 'GET', url: '/api/v1/' });
+  routes = (catalogue.json() as { routes: CatalogueRoute[] }).routes.map((route) => ({
+    ...route,
+    // The catalogue's paths are relative to the base URL.
+    path: route.path.startsWith('/') ? route.path : `/${route.path}`,
+  }));
+  expect(routes.length).toBeGreaterThan(20);
+});
+afterAll(() => t.close());
+
+describe('every route under generated hostile input', () => {
+  it(`answers no 5xx, only contract-shaped errors, and stays healthy (${RUNS} requests, seed ${SEED})`, {
+    timeout: 600_000,
+  }, async () => {
+    process.stdout.write(`fuzz: seed ${SEED}, ${RUNS} requests (replay with FUZZ_SEED=${SEED})\n`);
+    let sent = 0;
+    await fc.assert(
+      fc.asyncProperty(generatedRequest(routes.length), async (request) => {
+        const route = routes[request.route] as CatalogueRoute;
+        const res = await t.app.inject(toInject(request));
+        sent++;
+        checkResponse(route, res);
+      }),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+    expect(sent).toBeGreaterThanOrEqual(RUNS);
+
+    // Healthy after: the public routes answer, a fresh code still becomes a working token.
+    const status = await t.app.inject({ method: 'GET', url: '/api/v1/platform/status' });
+    expect(status.statusCode).toBe(200);
+    const user = await makeUser(t);
+    const exchanged = await exchangeCode(
+      t.app,
+      credentials.client,
+      await mintCode(t, credentials.client, user),
+    );
+    expect(exchanged.statusCode).toBe(200);
+    const userinfo = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/oauth/userinfo',
+      headers: { authorization: `Bearer ${(exchanged.json() as { access_token: string }).access_token}` },
+    });
+    expect(userinfo.statusCode).toBe(200);
+    expect(userinfo.json()).toMatchObject({ sub: String(user.id), username: user.username });
+  });
+});
