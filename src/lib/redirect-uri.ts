@@ -65,7 +65,9 @@ const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::(\d{1,5}))?(
 export function redirectUriMatches(registered: readonly string[], requested: string): boolean {
   if (registered.includes(requested)) return true;
   const wanted = LOOPBACK_URI.exec(requested);
-  if (!wanted) return false;
+  // A port is 0–65535 (RFC 3986 §3.2.3 leaves it unbounded; TCP does not): `:99999` is no URI a
+  // browser could be sent to, so it matches nothing.
+  if (!wanted || Number(wanted[2] ?? 0) > 65535) return false;
   return registered.some((uri) => {
     const known = LOOPBACK_URI.exec(uri);
     return known !== null && known[1] === wanted[1] && (known[3] ?? '') === (wanted[3] ?? '');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redirectUriProblem } from '../../src/lib/redirect-uri.js';
+import { redirectUriMatches, redirectUriProblem } from '../../src/lib/redirect-uri.js';
 
 const httpsSite = 'https://shop.example';
 const devSite = 'http://localhost:8080';
@@ -27,5 +27,24 @@ describe('redirect URI registration rules', () => {
     ['com.example.app:/oauth2redirect', /custom scheme/],
   ])('refuses %s', (uri, reason) => {
     expect(redirectUriProblem(uri, httpsSite)).toMatch(reason);
+  });
+});
+
+describe('redirectUriMatches', () => {
+  const registered = ['https://shop.example/cb', 'http://127.0.0.1:8080/cb'];
+
+  it.each([
+    ['https://shop.example/cb', true],
+    ['http://127.0.0.1:8080/cb', true],
+    ['http://127.0.0.1:51234/cb', true],
+    ['http://127.0.0.1/cb', true],
+    ['http://127.0.0.1:65535/cb', true],
+    ['http://127.0.0.1:65536/cb', false],
+    ['http://127.0.0.1:99999/cb', false],
+    ['http://127.0.0.1:8080/other', false],
+    ['http://localhost:8080/cb', false],
+    ['https://shop.example:8443/cb', false],
+  ])('%s → %s', (uri, matches) => {
+    expect(redirectUriMatches(registered, uri)).toBe(matches);
   });
 });

@@ -76,6 +76,8 @@ describe('authorize: client and redirect_uri problems render a page and never re
     ['another port on a non-loopback host', { redirect_uri: 'https://site.example:8443/callback' }],
     ['another loopback path', { redirect_uri: 'http://127.0.0.1:9000/other' }],
     ['another loopback host', { redirect_uri: 'http://localhost:8080/cb' }],
+    ['a loopback port above 65535', { redirect_uri: 'http://127.0.0.1:99999/cb' }],
+    ['a loopback port of six digits', { redirect_uri: 'http://127.0.0.1:808080/cb' }],
     ['an unregistered https URI', { redirect_uri: 'https://evil.example/callback' }],
     [
       'a repeated redirect_uri',
