@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
 import { installErrorHandling } from './http/error-handler.js';
+import { installInputGuard } from './http/input-guard.js';
 import { createLogger } from './http/logger.js';
 import { installMetrics, type PoolStats } from './http/metrics.js';
 import { openApiOptions } from './http/openapi.js';
@@ -89,6 +90,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('onRoute', registry.onRoute);
   installSecurityHeaders(app, options.config);
   installErrorHandling(app, registry);
+  installInputGuard(app);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   app.decorate('secureCookies', options.config.PUBLIC_URL.startsWith('https:'));
   // The first secret signs; the former ones (COOKIE_SECRET_PREVIOUS) still verify, during a rotation.
