@@ -27,7 +27,12 @@ function describeValidation(error: FastifyError): string {
     error.validationContext === 'querystring' ? 'query' : (error.validationContext ?? 'request');
   const issues = (error.validation ?? []) as ValidationIssue[];
   const parts = issues.slice(0, 3).map((issue) => {
-    const field = (issue.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
+    // A path segment can be a key the caller sent: only names of our own shape are repeated.
+    const field = (issue.instancePath ?? '')
+      .split('/')
+      .filter(Boolean)
+      .map((segment) => (/^[A-Za-z0-9_]{1,40}$/.test(segment) ? segment : '?'))
+      .join('.');
     return `${field ? `${context}.${field}` : context}: ${issue.message ?? 'is invalid'}`;
   });
   return parts.length > 0 ? `Invalid ${context}: ${parts.join('; ')}` : `Invalid ${context}.`;
@@ -60,9 +65,8 @@ function fromFastifyClientError(error: FastifyError, status: number): ApiError {
     case 429:
       return new RateLimited();
     default:
-      return new InvalidRequest(
-        status === 400 && error.message ? error.message : 'The request is malformed.',
-      );
+      // Fastify's own messages may quote the request (a header, a content type): never echoed.
+      return new InvalidRequest('The request is malformed.');
   }
 }
 
@@ -133,7 +137,7 @@ export function installErrorHandling(app: FastifyInstance, registry: RouteRegist
     const error =
       allowed.length > 0
         ? new MethodNotAllowed(request.method, allowed)
-        : new NotFound(`No route for ${request.method} ${path}; GET /api/v1/ lists every route.`);
+        : new NotFound(`No route for ${request.method} at this path; GET /api/v1/ lists every route.`);
     return sendApiError(reply, error);
   });
 

@@ -12,6 +12,29 @@ export interface ApiErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * RFC 6749 §5.2 (and §4.1.2.1, RFC 6750 §3): `error` and `error_description` are %x20-21 / %x23-5B /
+ * %x5D-7E, printable ASCII without `"` and `\`, so they fit a quoted WWW-Authenticate parameter and
+ * a redirect's query as they are. Anything else is replaced: an error text can never carry it out.
+ */
+const OAUTH_TEXT_REPLACEMENTS: Record<string, string> = {
+  '§': 'section ',
+  '–': '-',
+  '—': '-',
+  '≤': '<=',
+  '≥': '>=',
+  '…': '...',
+  '"': "'",
+  '\\': '/',
+};
+
+/** `text` within RFC 6749 §5.2's characters (see OAUTH_TEXT_REPLACEMENTS). */
+export function oauthErrorText(text: string): string {
+  return /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/.test(text)
+    ? text
+    : text.replace(/[^\x20-\x21\x23-\x5B\x5D-\x7E]/gu, (char) => OAUTH_TEXT_REPLACEMENTS[char] ?? '?');
+}
+
 export class ApiError extends Error {
   readonly status: number;
   readonly error: string;
@@ -21,11 +44,12 @@ export class ApiError extends Error {
   readonly redirectable: boolean;
 
   constructor(status: number, error: string, description: string, options: ApiErrorOptions = {}) {
-    super(description, { cause: options.cause });
+    const text = oauthErrorText(description);
+    super(text, { cause: options.cause });
     this.name = 'ApiError';
     this.status = status;
-    this.error = error;
-    this.description = description;
+    this.error = oauthErrorText(error);
+    this.description = text;
     this.detail = options.detail;
     this.headers = options.headers ?? {};
     this.redirectable = options.redirectable ?? true;
@@ -117,7 +141,7 @@ export class InvalidToken extends ApiError {
   constructor(description = 'The access token is invalid, expired or revoked.') {
     super(401, 'invalid_token', description, {
       headers: {
-        'www-authenticate': `${BEARER_REALM}, error="invalid_token", error_description="${description}"`,
+        'www-authenticate': `${BEARER_REALM}, error="invalid_token", error_description="${oauthErrorText(description)}"`,
       },
     });
   }

@@ -11,7 +11,7 @@ import {
   insertAuthorizationCode,
   insertAuthorizationRequest,
 } from './oauth.repository.js';
-import { DEFAULT_SCOPES, isScope, normalizeScopes, type Scope } from './scopes.js';
+import { ALL_SCOPES, DEFAULT_SCOPES, isScope, normalizeScopes, type Scope } from './scopes.js';
 
 /** SPEC.md: a code is valid for about 10 minutes. */
 export const AUTHORIZATION_CODE_TTL_MS = 10 * 60 * 1000;
@@ -100,8 +100,9 @@ export async function checkAuthorizeRequest(
   };
 
   // 3. No repeated parameters at all (RFC 6749 §3.1).
-  for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value)) fail(new InvalidRequest(`The ${name} parameter must be sent once.`));
+  for (const value of Object.values(query)) {
+    if (Array.isArray(value))
+      fail(new InvalidRequest('Each parameter must be sent once (RFC 6749 section 3.1).'));
   }
 
   // 4. OpenID Connect request objects are not supported (OIDC Core §6).
@@ -131,7 +132,8 @@ export async function checkAuthorizeRequest(
   const requested = scopeParam === undefined ? [...DEFAULT_SCOPES] : scopeParam.split(' ').filter(Boolean);
   if (requested.length === 0) fail(new InvalidScope('scope is empty.'));
   const unknown = requested.filter((scope) => !isScope(scope));
-  if (unknown.length > 0) fail(new InvalidScope(`Unknown scope: ${unknown.join(' ')}.`));
+  if (unknown.length > 0)
+    fail(new InvalidScope(`scope has an unknown value; the scopes are: ${ALL_SCOPES.join(' ')}.`));
   if (requested.includes('wallet') && !client.wallet) {
     fail(new InvalidScope('This application may not request the wallet scope.'));
   }
@@ -163,7 +165,7 @@ export async function checkAuthorizeRequest(
   const prompt = new Set<Prompt>();
   for (const value of (promptParam ?? '').split(' ').filter(Boolean)) {
     if (value !== 'none' && value !== 'login' && value !== 'consent') {
-      fail(new InvalidRequest(`Unsupported prompt value: ${value}.`));
+      fail(new InvalidRequest('prompt must be none, login or consent.'));
     }
     prompt.add(value);
   }

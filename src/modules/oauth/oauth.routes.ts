@@ -29,12 +29,15 @@ const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${enco
 function formParameters(request: FastifyRequest): Record<string, string | undefined> {
   const type = request.headers['content-type'] ?? '';
   if (!/^application\/x-www-form-urlencoded\b/i.test(type)) {
-    throw new InvalidRequest('Send the parameters as application/x-www-form-urlencoded (RFC 6749 §3.2).');
+    throw new InvalidRequest(
+      'Send the parameters as application/x-www-form-urlencoded (RFC 6749 section 3.2).',
+    );
   }
   const body = (request.body ?? {}) as Record<string, unknown>;
   const params: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(body)) {
-    if (typeof value !== 'string') throw new InvalidRequest(`The ${name} parameter must be sent once.`);
+    if (typeof value !== 'string')
+      throw new InvalidRequest('Each parameter must be sent once (RFC 6749 section 3.2).');
     params[name] = value;
   }
   return params;

@@ -122,7 +122,9 @@ async function authorizationCodeGrant(
   const redirectUri = required(params, 'redirect_uri');
   const verifier = params.code_verifier;
   if (verifier !== undefined && !isCodeVerifier(verifier)) {
-    throw new InvalidGrant('code_verifier must be 43–128 characters of A–Z a–z 0–9 - . _ ~ (RFC 7636 §4.1).');
+    throw new InvalidGrant(
+      'code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 section 4.1).',
+    );
   }
   const codeHash = hashSecret(code);
   const challenge = verifier === undefined ? null : s256(verifier);
@@ -192,7 +194,8 @@ async function refreshTokenGrant(
   let asked: string[] | null = null;
   if (params.scope !== undefined) {
     const unique = [...new Set(params.scope.split(' ').filter(Boolean))];
-    if (unique.length === 0) throw new InvalidScope('The refresh token was not granted: (empty scope).');
+    if (unique.length === 0)
+      throw new InvalidScope('scope is empty; leave it out to keep the scope of the grant.');
     // Known scopes in their canonical order; with an unknown one, as sent (it fails the check).
     const known = normalizeScopes(unique);
     asked = known.length === unique.length ? known : unique;
@@ -234,7 +237,8 @@ async function explainRefreshFailure(
     throw new InvalidGrant('The refresh token has expired.');
   if (row.user_disabled_at !== null) throw new InvalidGrant('The user of this refresh token is disabled.');
   const extra = (input.asked ?? []).filter((scope) => !row.scopes.includes(scope));
-  if (extra.length > 0) throw new InvalidScope(`The refresh token was not granted: ${extra.join(' ')}.`);
+  if (extra.length > 0)
+    throw new InvalidScope('The scope asked for exceeds the scope the refresh token was granted.');
   throw new InvalidGrant('The refresh token is invalid or revoked.');
 }
 
@@ -266,6 +270,9 @@ export async function handleTokenRequest(
   const grantType = params.grant_type;
   if (!grantType) throw new InvalidRequest('grant_type is required.');
   const grant = Object.hasOwn(GRANTS, grantType) ? GRANTS[grantType] : undefined;
-  if (!grant) throw new UnsupportedGrantType(`grant_type ${grantType} is not supported.`);
+  if (!grant)
+    throw new UnsupportedGrantType(
+      'This grant_type is not supported; use authorization_code or refresh_token.',
+    );
   return grant(deps, client, params);
 }
