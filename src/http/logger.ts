@@ -47,6 +47,63 @@ const SECRET_FIELDS = [
 /** Objects a log line may carry whose secret fields are redacted too (`body.password`, …). */
 const LOGGED_CONTAINERS = ['body', 'query', 'params', 'headers', 'input', 'data', 'user', 'client', 'detail'];
 
+/** PostgreSQL's error fields that name things (never a value), kept on a logged database error. */
+const DATABASE_ERROR_FIELDS = [
+  'code',
+  'severity',
+  'routine',
+  'schema',
+  'table',
+  'column',
+  'constraint',
+] as const;
+
+/** An error of PostgreSQL or PGlite: a five-character SQLSTATE and the server's own fields. */
+function isDatabaseError(error: Record<string, unknown>): boolean {
+  return typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code) && 'severity' in error;
+}
+
+/** The statement, as it was prepared: its words and `$n` placeholders, with any literal blanked. */
+function statementName(query: unknown): string | undefined {
+  if (typeof query !== 'string') return undefined;
+  return query
+    .replace(/'(?:[^']|'')*'/g, "'?'")
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 160);
+}
+
+/**
+ * Errors as log lines. A database error keeps its SQLSTATE, the names of what it concerns and the
+ * statement's text, and drops the rest: its message, `detail`, `where` and the query's parameters
+ * can carry values (a username in "Key (…)=(alice)", a state or nonce in PGlite's `params`).
+ * Causes are serialized the same way, each on its own, rather than folded into one message.
+ */
+export function serializeError(error: unknown, depth = 0): unknown {
+  if (error === null || typeof error !== 'object' || depth > 5) return error;
+  const fields = error as Record<string, unknown>;
+  if (isDatabaseError(fields)) {
+    const kept: Record<string, unknown> = { type: 'DatabaseError' };
+    for (const name of DATABASE_ERROR_FIELDS) if (fields[name] !== undefined) kept[name] = fields[name];
+    const statement = statementName(fields.query);
+    if (statement) kept.statement = statement;
+    // Where it was thrown, without the stack's first line (the message).
+    if (typeof fields.stack === 'string') kept.stack = fields.stack.split('\n').slice(1).join('\n');
+    return kept;
+  }
+  if (!(error instanceof Error)) return error;
+  const out: Record<string, unknown> = {
+    type: error.constructor?.name ?? error.name,
+    message: error.message,
+    stack: error.stack,
+  };
+  for (const [key, value] of Object.entries(error)) {
+    if (key !== 'cause' && out[key] === undefined) out[key] = value;
+  }
+  if (error.cause !== undefined) out.cause = serializeError(error.cause, depth + 1);
+  return out;
+}
+
 /** pino with the request serializers and the redaction list of the service. */
 export function createLogger(
   config: Pick<Config, 'LOG_LEVEL'>,
@@ -76,7 +133,7 @@ export function createLogger(
           remoteAddress: req.ip,
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-        err: pino.stdSerializers.err,
+        err: serializeError,
       },
     },
     destination,

@@ -70,7 +70,9 @@ describe('error responses (CONTRACT.md §4)', () => {
     const res = await app.inject({ method: 'GET', url: '/api/v1/nothing-here?x=1' });
     expectApiError(res, 404, 'not_found');
     // The path is the caller's input: it is not repeated (RFC 6749 §5.2 characters only, no echo).
-    expect(res.json().error_description).toBe('No route for GET at this path; GET /api/v1/ lists every route.');
+    expect(res.json().error_description).toBe(
+      'No route for GET at this path; GET /api/v1/ lists every route.',
+    );
   });
 
   it('answers a known path with another method with 405 and Allow', async () => {
