@@ -1,11 +1,15 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeCommand, prepareCommand } from '../../src/cli/run-command.js';
-import { latestAuditEvents } from '../../src/modules/audit/audit.repository.js';
+import {
+  AUDIT_TEXT_MAX_LENGTH,
+  latestAuditEvents,
+  recordAudit,
+} from '../../src/modules/audit/audit.repository.js';
 import { credit } from '../../src/modules/wallet/wallet.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser } from '../helpers/browser.js';
-import { makeClient, makeUser } from '../helpers/oauth.js';
+import { basic, makeClient, makeUser, postForm } from '../helpers/oauth.js';
 import { insertAccessToken } from '../helpers/tokens.js';
 
 /*
@@ -155,6 +159,49 @@ describe('the audit log', () => {
     expect(events).toHaveLength(3);
     expect(events[0]?.id).toBeLessThan(events[2]?.id ?? 0);
     expect(events[2]).toMatchObject({ action: 'wallet_credited', at: expect.stringMatching(/Z$/) });
+  });
+
+  it('keeps no field longer than its bound, whatever a request sends', async () => {
+    const client = await makeClient(t);
+    // A hint of almost 4 KiB (the longest OAuth parameter accepted) is kept as "other".
+    const revoke = await postForm(
+      t.app,
+      '/api/v1/oauth/revoke',
+      { token: 'at_unknown', token_type_hint: 'h'.repeat(4000) },
+      { authorization: basic(client) },
+    );
+    expect(revoke.statusCode).toBe(200);
+    expect((await lastEvents(1))[0]).toMatchObject({
+      action: 'token_revoked',
+      details: { token_type_hint: 'other' },
+    });
+    // A longer one is refused before anything is stored.
+    const refused = await postForm(
+      t.app,
+      '/api/v1/oauth/revoke',
+      { token: 'at_unknown', token_type_hint: 'h'.repeat(900_000) },
+      { authorization: basic(client) },
+    );
+    expect(refused.statusCode).toBe(400);
+    expect((await lastEvents(1))[0]).toMatchObject({ details: { token_type_hint: 'other' } });
+
+    const long = 'x'.repeat(10_000);
+    await recordAudit(t.database.db, {
+      at: t.clock.now(),
+      actor: long,
+      action: 'token_revoked',
+      subject: long,
+      ip: long,
+      details: {
+        [long]: long,
+        list: Array.from({ length: 1000 }, () => long),
+        deep: { a: { b: { c: { d: long } } } },
+      },
+    });
+    const [event] = await lastEvents(1);
+    for (const field of [event?.actor, event?.subject, event?.ip])
+      expect(String(field).length).toBeLessThanOrEqual(AUDIT_TEXT_MAX_LENGTH + 1);
+    expect(JSON.stringify(event?.details).length).toBeLessThan(20 * (AUDIT_TEXT_MAX_LENGTH + 10) + 1000);
   });
 
   it('is append-only', async () => {

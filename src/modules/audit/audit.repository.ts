@@ -31,17 +31,40 @@ export type AuditAction =
   | 'wallet_charged'
   | 'wallet_credited';
 
+/** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
+export const AUDIT_TEXT_MAX_LENGTH = 200;
+/** Values in `details` beyond this many (in arrays and objects) are not kept. */
+const AUDIT_DETAIL_MAX_ITEMS = 20;
+
+function bounded(text: string): string {
+  return text.length > AUDIT_TEXT_MAX_LENGTH ? `${text.slice(0, AUDIT_TEXT_MAX_LENGTH)}…` : text;
+}
+
+/** `details` with every string cut to AUDIT_TEXT_MAX_LENGTH and every list and object to AUDIT_DETAIL_MAX_ITEMS. */
+function boundedDetails(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return bounded(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= 4) return '…';
+  if (Array.isArray(value))
+    return value.slice(0, AUDIT_DETAIL_MAX_ITEMS).map((item) => boundedDetails(item, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value)
+      .slice(0, AUDIT_DETAIL_MAX_ITEMS)
+      .map(([key, item]) => [bounded(key), boundedDetails(item, depth + 1)]),
+  );
+}
+
 /** Appends one event; run it on the transaction of the change it records, when there is one. */
 export async function recordAudit(db: Kysely<Database>, event: AuditEvent): Promise<void> {
   await db
     .insertInto('audit_events')
     .values({
       at: event.at,
-      actor: event.actor,
+      actor: bounded(event.actor),
       action: event.action,
-      subject: event.subject ?? null,
-      ip: event.ip ?? null,
-      details: JSON.stringify(event.details ?? {}),
+      subject: event.subject == null ? null : bounded(event.subject),
+      ip: event.ip == null ? null : bounded(event.ip),
+      details: JSON.stringify(boundedDetails(event.details ?? {})),
     })
     .execute();
 }

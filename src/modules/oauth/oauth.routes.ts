@@ -25,6 +25,9 @@ import { handleTokenRequest } from './tokens.service.js';
 /** The pending request's own URL: the language switch of its pages re-renders it from there. */
 const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${encodeURIComponent(id)}`;
 
+/** No OAuth parameter of ours comes near this; longer ones are refused before any work. */
+const MAX_PARAMETER_LENGTH = 4096;
+
 /** An OAuth form body as flat strings; a repeated parameter is refused (RFC 6749 §3.2). */
 function formParameters(request: FastifyRequest): Record<string, string | undefined> {
   const type = request.headers['content-type'] ?? '';
@@ -38,9 +41,16 @@ function formParameters(request: FastifyRequest): Record<string, string | undefi
   for (const [name, value] of Object.entries(body)) {
     if (typeof value !== 'string')
       throw new InvalidRequest('Each parameter must be sent once (RFC 6749 section 3.2).');
+    if (value.length > MAX_PARAMETER_LENGTH || name.length > MAX_PARAMETER_LENGTH)
+      throw new InvalidRequest(`A parameter is longer than ${MAX_PARAMETER_LENGTH} characters.`);
     params[name] = value;
   }
   return params;
+}
+
+function tokenTypeHintOf(hint: string | undefined): string | null {
+  if (hint === undefined) return null;
+  return hint === 'access_token' || hint === 'refresh_token' ? hint : 'other';
 }
 
 function noStore(reply: FastifyReply): void {
@@ -239,7 +249,8 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       await auditRequest(deps, request, {
         actor: `client:${client.client_id}`,
         action: 'token_revoked',
-        details: { token_type_hint: params.token_type_hint ?? null },
+        // RFC 7009 §2.1 defines two hints; anything else is kept only as "other".
+        details: { token_type_hint: tokenTypeHintOf(params.token_type_hint) },
       });
       return { ok: true };
     },
