@@ -9,6 +9,7 @@ import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
+import { answerClientError, installLingeringClose } from './http/connection-errors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installInputGuard } from './http/input-guard.js';
 import { createLogger } from './http/logger.js';
@@ -81,6 +82,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // Our own onRequest hook answers 503 in the contract's shape while draining.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    clientErrorHandler: answerClientError,
     routerOptions: { maxParamLength: 200 },
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -89,6 +91,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const registry = new RouteRegistry();
   app.addHook('onRoute', registry.onRoute);
   installSecurityHeaders(app, options.config);
+  installLingeringClose(app);
   installErrorHandling(app, registry);
   installInputGuard(app);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });

@@ -1,0 +1,81 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../lib/errors.js';
+
+/** What Node's HTTP parser refuses before any route runs, in the contract's words. */
+function parserError(code: string | undefined): ApiError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new ApiError(431, 'invalid_request', 'The request headers are larger than this server accepts.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ApiError(408, 'invalid_request', 'The request took too long to arrive.');
+    default:
+      return new ApiError(400, 'invalid_request', 'The request line or a header is malformed HTTP.');
+  }
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's parser refused (a malformed request line or
+ * header, headers over the size limit, a timeout) is answered with the contract's body, not
+ * Fastify's `{"error":"Bad Request",…}`, and the connection is closed, as Node does.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has nobody to answer (https://nodejs.org/api/http.html#event-clienterror).
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const apiError = parserError(error.code);
+  const body = JSON.stringify(apiError.toBody());
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${apiError.status} ${STATUS_CODES[apiError.status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Cache-Control: no-store\r\nConnection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy();
+}
+
+/** How much of a body that was answered before it was read is still read and dropped. */
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+const LINGER_MAX_MS = 10_000;
+
+/**
+ * A response sent before the request's body was read (a 413 for a body over the limit, usually)
+ * must reach a client that is still sending: closing the connection at once makes the client's
+ * next write fail with EPIPE or a reset, and it never reads the answer. So the connection stays
+ * open (Node reads and drops the rest of the body, as for any unread body), within a bound of
+ * bytes and time after which it is closed (the lingering close of HTTP/1.1 servers; RFC 9112 §9.6).
+ */
+export function installLingeringClose(app: FastifyInstance): void {
+  // Fastify asks to close at once after a body over the limit; this closes after lingering instead.
+  // (Installed before the shutdown hook, which asks to close every response while draining.)
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (reply.statusCode === 413 && !request.raw.complete) reply.removeHeader('connection');
+    done(null, payload);
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    const raw = request.raw;
+    if (raw.complete || raw.destroyed) return done();
+    let received = 0;
+    const stop = () => {
+      clearTimeout(timer);
+      raw.off('data', count);
+      if (!raw.complete) raw.socket?.destroy();
+    };
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > LINGER_MAX_BYTES) stop();
+    };
+    const timer = setTimeout(stop, LINGER_MAX_MS);
+    timer.unref();
+    raw.on('data', count);
+    raw.once('end', () => {
+      clearTimeout(timer);
+      raw.off('data', count);
+    });
+    raw.resume();
+    done();
+  });
+}
