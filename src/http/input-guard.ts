@@ -13,21 +13,29 @@ export function isAcceptableText(value: string): boolean {
 /** Nesting this deep is no request of ours; the walk stops there (the schemas refuse the rest). */
 const MAX_DEPTH = 32;
 
-/** The first string (key or value) in a parsed query or body that is not acceptable text, or undefined. */
-export function findUnacceptableText(input: unknown): string | undefined {
-  const pending: Array<{ value: unknown; depth: number }> = [{ value: input, depth: 0 }];
+/**
+ * Where the first string (key or value) of a parsed query or body that is not acceptable text is:
+ * the path of keys to it (empty for the input itself), or undefined when there is none.
+ */
+export function findUnacceptableText(input: unknown): string[] | undefined {
+  const pending: Array<{ value: unknown; path: string[] }> = [{ value: input, path: [] }];
   while (pending.length > 0) {
-    const { value, depth } = pending.pop() as { value: unknown; depth: number };
+    const { value, path } = pending.pop() as { value: unknown; path: string[] };
     if (typeof value === 'string') {
-      if (!isAcceptableText(value)) return value;
-    } else if (value !== null && typeof value === 'object' && depth < MAX_DEPTH) {
+      if (!isAcceptableText(value)) return path;
+    } else if (value !== null && typeof value === 'object' && path.length < MAX_DEPTH) {
       for (const [key, inner] of Object.entries(value)) {
-        if (!isAcceptableText(key)) return key;
-        pending.push({ value: inner, depth: depth + 1 });
+        if (!isAcceptableText(key)) return [...path, key];
+        pending.push({ value: inner, path: [...path, key] });
       }
     }
   }
   return undefined;
+}
+
+/** `body.description`: the place of a refused string, naming only keys of our own shape. */
+function describePlace(part: string, path: string[]): string {
+  return [part, ...path.map((key) => (/^[A-Za-z0-9_]{1,40}$/.test(key) ? key : '?'))].join('.');
 }
 
 /**
@@ -61,19 +69,22 @@ function hasContent(value: unknown): boolean {
 export function installInputGuard(app: FastifyInstance): void {
   app.addHook('preValidation', (request, _reply, done) => {
     // A bearer GET carries no query, parameters or body: nothing to walk on the hot path.
-    const parts = [request.query, request.params, request.body];
-    let bad = false;
-    for (const part of parts) {
-      if (hasContent(part) && findUnacceptableText(part) !== undefined) {
-        bad = true;
+    const parts = { query: request.query, params: request.params, body: request.body };
+    let place: string | undefined;
+    for (const [part, value] of Object.entries(parts)) {
+      const path = hasContent(value) ? findUnacceptableText(value) : undefined;
+      if (path !== undefined) {
+        place = describePlace(part, path);
         break;
       }
     }
     const credentials = basicCredentials(request);
-    if (bad || (credentials !== undefined && !isAcceptableText(credentials))) {
+    if (place === undefined && credentials !== undefined && !isAcceptableText(credentials))
+      place = 'the Basic credentials';
+    if (place !== undefined) {
       done(
         new InvalidRequest(
-          'The request contains a NUL character or text that is not well-formed Unicode (a lone surrogate).',
+          `${place} contains a NUL character or text that is not well-formed Unicode (a lone surrogate).`,
         ),
       );
       return;

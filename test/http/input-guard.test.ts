@@ -69,8 +69,9 @@ describe('isAcceptableText', () => {
   });
 
   it('finds bad text in keys and nested values, and nothing in clean input', () => {
-    expect(findUnacceptableText({ a: ['x', { b: NUL }] })).toBe(NUL);
-    expect(findUnacceptableText({ [LONE]: 'x' })).toBe(LONE);
+    expect(findUnacceptableText({ a: ['x', { b: NUL }] })).toEqual(['a', '1', 'b']);
+    expect(findUnacceptableText({ [LONE]: 'x' })).toEqual([LONE]);
+    expect(findUnacceptableText(NUL)).toEqual([]);
     expect(findUnacceptableText({ a: ['x', { b: 1, c: null, d: true }] })).toBeUndefined();
   });
 });
@@ -238,6 +239,9 @@ describe('NUL and lone surrogates are refused with 400 invalid_request before an
       payload: '{"amount":1,"currency":"COIN","description":"a\\ud800b","idempotency_key":"k"}',
     });
     expectApiError(res, 400, 'invalid_request');
+    expect(res.json().error_description).toMatch(
+      /^body\.description contains a NUL character or text that is not well-formed/,
+    );
   });
 
   it('a NUL in a parameter name is refused too', async () => {
