@@ -79,6 +79,8 @@ export interface AuthorizationRequestsTable {
   nonce: string | null;
   code_challenge: string | null;
   prompt: string | null;
+  /** OIDC Core §3.1.2.1 max_age in seconds, or null. */
+  max_age: number | null;
   stale_session_hash: string | null;
   created_at: Timestamp;
   expires_at: Timestamp;

@@ -82,8 +82,15 @@ export async function mintCode(
     nonce: options.nonce ?? null,
     codeChallenge: options.codeChallenge ?? null,
     prompt: new Set(),
+    maxAge: null,
   };
-  const location = await issueCode(deps, request, { userId: user.id, authTime: t.clock.now(), scopes });
+  // As the consent page does: the user allows the scopes, which are remembered with the code.
+  const location = await issueCode(deps, request, {
+    userId: user.id,
+    authTime: t.clock.now(),
+    scopes,
+    remember: { withheld: [] },
+  });
   const code = new URL(location).searchParams.get('code');
   if (!code) throw new Error(`no code in ${location}`);
   return code;

@@ -11,6 +11,7 @@ import {
   verifyPassword,
 } from '../../lib/password.js';
 import { isUniqueViolation, parseInput } from '../../lib/validation.js';
+import { endAccess } from '../oauth/oauth.repository.js';
 import { type UpdateProfileInput, updateProfileSchema } from '../profiles/profiles.schemas.js';
 import {
   clearSignInAttempts,
@@ -147,12 +148,7 @@ export function disableUser(db: Kysely<Database>, clock: Clock, username: string
       user = await updateUserColumns(trx, user.id, { disabled_at: now, updated_at: now });
     }
     await deleteBrowserSessionsOfUser(trx, user.id);
-    await trx
-      .updateTable('grants')
-      .set({ revoked_at: clock.now() })
-      .where('user_id', '=', user.id)
-      .where('revoked_at', 'is', null)
-      .execute();
+    await endAccess(trx, { userId: user.id }, clock.now());
     return presentUserStatus(user);
   });
 }

@@ -5,6 +5,7 @@ import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { redirectUriProblem } from '../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { parseInput } from '../../lib/validation.js';
+import { endAccess } from '../oauth/oauth.repository.js';
 import {
   type ClientRow,
   insertClient,
@@ -68,7 +69,8 @@ export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
 
 /**
  * Changes a client (`idp clients update`): only the given fields change. Disabling sets
- * `disabled_at`, which the token checks read, so every token of the client stops working at once.
+ * `disabled_at`, which the token checks read, and revokes its grants and deletes its unused codes,
+ * so every token of the client stops working at once and stays stopped if it is enabled again.
  * A client keeps from 1 to 20 redirect URIs.
  * @throws NotFound for an unknown client_id; InvalidRequest for bad input.
  */
@@ -111,6 +113,9 @@ export async function updateClient(
       changes.redirect_uris = uris;
     }
 
+    // A client disabled (say, its secret leaked) comes back, when enabled again, without the
+    // tokens and codes it held: its users' remembered consents let it ask for new ones.
+    if (data.disabled === true && row.disabled_at === null) await endAccess(trx, { clientPk: row.id }, now);
     if (Object.keys(changes).length === 0) return presentClient(row);
     return presentClient(await updateClientColumns(trx, row.id, { ...changes, updated_at: now }));
   });

@@ -29,6 +29,8 @@ export interface AuthorizationRequest {
   nonce: string | null;
   codeChallenge: string | null;
   prompt: Set<Prompt>;
+  /** OIDC Core §3.1.2.1: the longest time since the user last signed in, in seconds; null for any. */
+  maxAge: number | null;
 }
 
 /**
@@ -171,6 +173,12 @@ export async function checkAuthorizeRequest(
   }
   if (prompt.has('none') && prompt.size > 1) fail(new InvalidRequest('prompt=none cannot be combined.'));
 
+  // 11. max_age (OIDC Core §3.1.2.1): seconds since the last sign-in, 0 meaning "sign in again".
+  const maxAgeParam = single(query, 'max_age', fail);
+  if (maxAgeParam !== undefined && !/^\d{1,9}$/.test(maxAgeParam)) {
+    fail(new InvalidRequest('max_age must be a whole number of seconds.'));
+  }
+
   return {
     client,
     redirectUri,
@@ -179,6 +187,7 @@ export async function checkAuthorizeRequest(
     nonce: nonce ?? null,
     codeChallenge: codeChallenge ?? null,
     prompt,
+    maxAge: maxAgeParam === undefined ? null : Number(maxAgeParam),
   };
 }
 
@@ -205,12 +214,14 @@ export function errorRedirect(error: AuthorizeRedirectError, issuer: string): st
 
 /**
  * Stores the request while the user signs in or decides; returns the id the pages carry.
- * `staleSessionHash`: for prompt=login, the session that may not satisfy it (a new sign-in makes a new one).
+ * `staleSessionHash`: the browser session present when it was stored, or null. A session other than
+ * that one was made by a sign-in after the request, which is what prompt=login and an exceeded
+ * max_age ask for (signing in always starts a new session).
  */
 export async function savePendingRequest(
   deps: AppDeps,
   request: AuthorizationRequest,
-  staleSessionHash: string | null = null,
+  staleSessionHash: string | null,
 ): Promise<string> {
   const id = generateSecret('authorizationCode').slice(3);
   const now = deps.clock.now();
@@ -223,6 +234,7 @@ export async function savePendingRequest(
     nonce: request.nonce,
     code_challenge: request.codeChallenge,
     prompt: [...request.prompt].join(' ') || null,
+    max_age: request.maxAge,
     stale_session_hash: staleSessionHash,
     created_at: now,
     expires_at: new Date(now.getTime() + PENDING_REQUEST_TTL_MS),
@@ -240,7 +252,43 @@ export function fromPendingRow(row: AuthorizationRequestRow, client: ClientRow):
     nonce: row.nonce,
     codeChallenge: row.code_challenge,
     prompt: new Set((row.prompt ?? '').split(' ').filter(Boolean) as Prompt[]),
+    maxAge: row.max_age,
   };
+}
+
+/**
+ * Whether the browser's session authenticates the user enough for this request (OIDC Core
+ * §3.1.2.1): a session at all; with prompt=login, one made by a sign-in after the request; with
+ * max_age, a sign-in at most that many seconds ago, or after the request. The authorize step, the
+ * resumed request and the consent decision all ask this, so none can be skipped.
+ */
+export function sessionSatisfies(
+  request: AuthorizationRequest,
+  session: { idHash: string; authTime: Date } | null,
+  pending: { staleSessionHash: string | null } | null,
+  now: Date,
+): boolean {
+  if (session === null) return false;
+  const signedInSince = pending !== null && session.idHash !== pending.staleSessionHash;
+  if (request.prompt.has('login') && !signedInSince) return false;
+  if (request.maxAge !== null && !signedInSince) {
+    return now.getTime() - session.authTime.getTime() <= request.maxAge * 1000;
+  }
+  return true;
+}
+
+/**
+ * Whether a stored request may still go on: its client is enabled, its redirect_uri still
+ * registered, and the wallet scope, if asked for, still allowed (the client may have changed while
+ * the user signed in or decided). Otherwise the request ends on an error page.
+ */
+export function pendingStillAllowed(request: AuthorizationRequest): boolean {
+  const { client } = request;
+  return (
+    client.disabled_at === null &&
+    redirectUriMatches(client.redirect_uris, request.redirectUri) &&
+    (!request.scopes.includes('wallet') || client.wallet)
+  );
 }
 
 /** Whether the user already allowed this client every requested scope. */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { endAccess } from './oauth.repository.js';
 
 export interface AuthorizedApp {
   clientId: string;
@@ -66,8 +67,8 @@ export async function listAuthorizedApps(db: Kysely<Database>, userId: number): 
 }
 
 /**
- * The user revokes an app: the remembered consent goes, and every grant of that user for that
- * client is revoked, which stops all of its access and refresh tokens at once.
+ * The user revokes an app: the remembered consent goes, every grant of that user for that client is
+ * revoked, which stops all of its access and refresh tokens at once, and its unused codes go.
  * Returns false when the user had not allowed that client.
  */
 export async function revokeAppAccess(
@@ -86,13 +87,7 @@ export async function revokeAppAccess(
       .where('user_id', '=', input.userId)
       .where('client_pk', '=', client.id)
       .executeTakeFirst();
-    const revoked = await trx
-      .updateTable('grants')
-      .set({ revoked_at: input.at })
-      .where('user_id', '=', input.userId)
-      .where('client_pk', '=', client.id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return deleted.numDeletedRows > 0n || revoked.numUpdatedRows > 0n;
+    const ended = await endAccess(trx, { userId: input.userId, clientPk: client.id }, input.at);
+    return deleted.numDeletedRows > 0n || ended.grantsRevoked > 0 || ended.codesDeleted > 0;
   });
 }

@@ -93,6 +93,34 @@ export async function revokeGrants(
   await query.execute();
 }
 
+/**
+ * Ends what a user's or a client's access rests on, for app revocation and for disabling a user or
+ * a client: every live grant is revoked (so all of its access and refresh tokens stop at once) and
+ * every code not yet redeemed is deleted, so that no code can mint tokens afterwards. Run it in the
+ * transaction of the change it follows. At least one of `userId` and `clientPk` is required.
+ */
+export async function endAccess(
+  db: Kysely<Database>,
+  where: { userId?: number; clientPk?: number },
+  at: Date,
+): Promise<{ grantsRevoked: number; codesDeleted: number }> {
+  if (where.userId === undefined && where.clientPk === undefined)
+    throw new Error('endAccess needs a user or a client');
+  let grants = db.updateTable('grants').set({ revoked_at: at }).where('revoked_at', 'is', null);
+  let codes = db.deleteFrom('authorization_codes').where('consumed_at', 'is', null);
+  if (where.userId !== undefined) {
+    grants = grants.where('user_id', '=', where.userId);
+    codes = codes.where('user_id', '=', where.userId);
+  }
+  if (where.clientPk !== undefined) {
+    grants = grants.where('client_pk', '=', where.clientPk);
+    codes = codes.where('client_pk', '=', where.clientPk);
+  }
+  const revoked = await grants.executeTakeFirst();
+  const deleted = await codes.executeTakeFirst();
+  return { grantsRevoked: Number(revoked.numUpdatedRows), codesDeleted: Number(deleted.numDeletedRows) };
+}
+
 export async function insertAccessToken(
   db: Kysely<Database>,
   token: {
@@ -318,6 +346,14 @@ export async function redeemAuthorizationCode(
         and c.expires_at > ${input.now}
         and c.code_challenge is not distinct from ${input.challenge}::text
         and exists (select 1 from users u where u.id = c.user_id and u.disabled_at is null)
+        and exists (select 1 from clients k where k.id = c.client_pk and k.disabled_at is null)
+        -- The consent the code was issued under still stands: not revoked (a consent given again
+        -- afterwards is newer than the code) and still covering the code's scopes.
+        and exists (
+          select 1 from consents k
+          where k.user_id = c.user_id and k.client_pk = c.client_pk
+            and k.created_at <= c.created_at and c.scopes <@ k.scopes
+        )
       returning c.*
     ), g as (
       insert into grants (user_id, client_pk, scopes, code_hash, auth_time, created_at)
@@ -358,7 +394,16 @@ export function findAuthorizationCode(db: Kysely<Database>, codeHash: string) {
   return db
     .selectFrom('authorization_codes')
     .innerJoin('users', 'users.id', 'authorization_codes.user_id')
+    .leftJoin('consents', (join) =>
+      join
+        .onRef('consents.user_id', '=', 'authorization_codes.user_id')
+        .onRef('consents.client_pk', '=', 'authorization_codes.client_pk'),
+    )
     .select([
+      'authorization_codes.created_at',
+      'authorization_codes.scopes',
+      'consents.created_at as consent_created_at',
+      'consents.scopes as consent_scopes',
       'authorization_codes.client_pk',
       'authorization_codes.redirect_uri',
       'authorization_codes.code_challenge',

@@ -14,7 +14,9 @@ import {
   errorRedirect,
   fromPendingRow,
   issueCode,
+  pendingStillAllowed,
   savePendingRequest,
+  sessionSatisfies,
 } from './authorize.service.js';
 import { authenticateClient } from './client-auth.js';
 import { consumePendingRequest, findClientById, findPendingRequest } from './oauth.repository.js';
@@ -88,13 +90,9 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         ),
       );
     const session = await loadSession(request, deps);
-    // prompt=login (OIDC Core §3.1.2.1): a sign-in after this request; the session present when it
-    // came does not count, and signing in always starts a new session.
-    const signedInForThis =
-      session !== null &&
-      (!authz.prompt.has('login') || (pending !== null && session.idHash !== pending.staleSessionHash));
-    if (!signedInForThis) {
-      if (authz.prompt.has('none')) return fail('login_required', 'The user is not signed in.');
+    if (!sessionSatisfies(authz, session, pending, deps.clock.now()) || session === null) {
+      if (authz.prompt.has('none'))
+        return fail('login_required', 'The user is not signed in, or not recently enough for max_age.');
       const id = pending?.id ?? (await savePendingRequest(deps, authz, session?.idHash ?? null));
       return reply.redirect(`/signin?request=${encodeURIComponent(id)}`);
     }
@@ -113,7 +111,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     if (authz.prompt.has('none'))
       return fail('consent_required', 'The user has not allowed this application yet.');
 
-    const id = pending?.id ?? (await savePendingRequest(deps, authz));
+    const id = pending?.id ?? (await savePendingRequest(deps, authz, session.idHash));
     const user = await deps.db
       .selectFrom('users')
       .select('username')
@@ -162,13 +160,11 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           ? await findPendingRequest(deps.db, hashSecret(id), deps.clock.now())
           : undefined;
       const client = row ? await findClientById(deps.db, row.client_pk) : undefined;
-      if (!row || !client || client.disabled_at !== null || typeof id !== 'string') {
+      const authz = row && client ? fromPendingRow(row, client) : undefined;
+      if (!row || !authz || !pendingStillAllowed(authz) || typeof id !== 'string') {
         return renderErrorPage(reply, 400, 'request_expired');
       }
-      return proceed(request, reply, fromPendingRow(row, client), {
-        id,
-        staleSessionHash: row.stale_session_hash,
-      });
+      return proceed(request, reply, authz, { id, staleSessionHash: row.stale_session_hash });
     },
   );
 
@@ -188,14 +184,27 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       if (typeof id !== 'string' || id.length > 100 || (decision !== 'allow' && decision !== 'deny')) {
         return renderErrorPage(reply, 400, 'form_incomplete', { switchBase });
       }
-      const session = await loadSession(request, deps);
-      if (!session) return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
-      // The decision uses this one request up: a consent cannot approve another request, nor this one twice.
-      const row = await consumePendingRequest(deps.db, hashSecret(id), deps.clock.now());
-      const client = row ? await findClientById(deps.db, row.client_pk) : undefined;
-      if (!row || !client || client.disabled_at !== null) {
+      const now = deps.clock.now();
+      const pending = await findPendingRequest(deps.db, hashSecret(id), now);
+      const client = pending ? await findClientById(deps.db, pending.client_pk) : undefined;
+      if (!pending || !client || !pendingStillAllowed(fromPendingRow(pending, client))) {
         return renderErrorPage(reply, 400, 'request_expired', { switchBase });
       }
+      // Every condition of the authorize step holds here too: a decision posted straight after a
+      // prompt=login or max_age redirect, with the old session, goes to the sign-in page instead.
+      const session = await loadSession(request, deps);
+      const satisfied = sessionSatisfies(
+        fromPendingRow(pending, client),
+        session,
+        {
+          staleSessionHash: pending.stale_session_hash,
+        },
+        now,
+      );
+      if (!session || !satisfied) return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
+      // The decision uses this one request up: a consent cannot approve another request, nor this one twice.
+      const row = await consumePendingRequest(deps.db, hashSecret(id), now);
+      if (!row) return renderErrorPage(reply, 400, 'request_expired', { switchBase });
       const authz = fromPendingRow(row, client);
       await auditRequest(deps, request, {
         actor: `user:${session.userId}`,

@@ -109,6 +109,11 @@ async function explainRedeemFailure(
   }
   if (row.code_challenge !== input.challenge) throw new InvalidGrant('code_verifier does not match.');
   if (row.user_disabled_at !== null) throw new InvalidGrant('The user of this code is disabled.');
+  const consentStands =
+    row.consent_created_at !== null &&
+    row.consent_created_at.getTime() <= row.created_at.getTime() &&
+    row.scopes.every((scope) => row.consent_scopes?.includes(scope));
+  if (!consentStands) throw new InvalidGrant('The user has revoked the access this code was issued for.');
   throw new InvalidGrant('The code is invalid.');
 }
 
