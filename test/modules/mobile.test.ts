@@ -5,7 +5,16 @@ import { createClient, updateClient } from '../../src/modules/clients/clients.se
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
 import { Browser } from '../helpers/browser.js';
-import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers/oauth.js';
+import {
+  basic,
+  exchangeCode,
+  makeClient,
+  makeUser,
+  mintCode,
+  postForm,
+  type TestClient,
+  type TestUser,
+} from '../helpers/oauth.js';
 
 /*
  * Sign-in for the official mobile app (CONTRACT.md §6, docs/mobile.md), driven the way the app
@@ -15,6 +24,7 @@ import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers
 
 let t: TestApp;
 let appClientId: string;
+let appClientSecret: string;
 let thirdParty: TestClient;
 let alice: TestUser;
 
@@ -27,6 +37,7 @@ beforeAll(async () => {
     officialMobile: true,
   });
   appClientId = official.client_id;
+  appClientSecret = official.client_secret;
   thirdParty = await makeClient(t);
   alice = await makeUser(t);
 });
@@ -53,12 +64,14 @@ let deviceCount = 0;
 
 /** One installation of the app: its device id and its own key pair. */
 class Phone {
-  readonly deviceId = `device-${++deviceCount}-${Math.random().toString(36).slice(2, 10)}`;
   private readonly keys = generateKeyPairSync('ed25519');
   accessToken = '';
   refreshToken = '';
 
-  constructor(readonly clientId = appClientId) {}
+  constructor(
+    readonly clientId = appClientId,
+    readonly deviceId = `device-${++deviceCount}-${Math.random().toString(36).slice(2, 10)}`,
+  ) {}
 
   /** The raw 32-byte public key, base64url without padding. */
   get publicKey(): string {
@@ -194,6 +207,66 @@ describe('a complete app session', () => {
     expect((await phone.verify()).statusCode).toBe(200);
     expectApiError(await bearerGet('/api/v1/me', first), 401, 'invalid_token');
     expect((await bearerGet('/api/v1/me', phone.accessToken)).statusCode).toBe(200);
+  });
+});
+
+describe('a device belongs to the account signed in on it', () => {
+  it("another account's verify with the same device_id is refused, and the owner stays signed in", async () => {
+    const bob = await makeUser(t);
+    const owners = new Phone();
+    expect((await owners.verify()).statusCode).toBe(200);
+    // Another installation claiming the same device_id, with bob's own key and password.
+    const intruder = new Phone(appClientId, owners.deviceId);
+    const refused = await intruder.verify({ username: bob.username, password: bob.password });
+    expectApiError(refused, 400, 'invalid_request');
+    expect(refused.json().error_description).toMatch(/another account/);
+    expect((await bearerGet('/api/v1/me', owners.accessToken)).statusCode).toBe(200);
+    expect((await owners.refresh()).statusCode).toBe(200);
+    // Once the owner signs out on the device, another account may sign in on it.
+    expect((await owners.logout()).statusCode).toBe(200);
+    expect((await intruder.verify({ username: bob.username, password: bob.password })).statusCode).toBe(200);
+  });
+});
+
+describe('mobile and OAuth refresh tokens stay on their own routes', () => {
+  const official = () => ({
+    clientId: appClientId,
+    clientSecret: appClientSecret,
+    redirectUri: 'https://id.example/app',
+  });
+
+  it("a device's refresh token is refused at the token endpoint, even with the app's secret", async () => {
+    const phone = new Phone();
+    expect((await phone.verify()).statusCode).toBe(200);
+    const res = await postForm(
+      t.app,
+      '/api/v1/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: phone.refreshToken },
+      { authorization: basic(official()) },
+    );
+    expectApiError(res, 400, 'invalid_grant');
+    expect(res.json().error_description).toMatch(/mobile/);
+    // Nothing was used up: the device still refreshes with its signature.
+    expect((await phone.refresh()).statusCode).toBe(200);
+    expect((await bearerGet('/api/v1/me', phone.accessToken)).statusCode).toBe(200);
+  });
+
+  it('an OAuth refresh token is refused at the mobile refresh, and keeps working where it belongs', async () => {
+    const phone = new Phone();
+    expect((await phone.verify()).statusCode).toBe(200);
+    const code = await mintCode(t, official(), alice, {
+      scopes: ['openid', 'offline_access'],
+      redirectUri: 'https://id.example/app',
+    });
+    const tokens = (await exchangeCode(t.app, official(), code)).json() as { refresh_token: string };
+    expectApiError(await phone.refresh({ refresh_token: tokens.refresh_token }), 400, 'invalid_grant');
+    const res = await postForm(
+      t.app,
+      '/api/v1/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      { authorization: basic(official()) },
+    );
+    expect(res.statusCode).toBe(200);
   });
 });
 

@@ -33,6 +33,15 @@ import {
   type VerifyBody,
 } from './mobile.schemas.js';
 
+/** 400 `invalid_request`: verify with a device_id that another account is signed in on. */
+class DeviceOfAnotherAccount extends InvalidRequest {
+  constructor() {
+    super(
+      'This device_id is signed in to another account: sign that account out on the device (mobile logout) first.',
+    );
+  }
+}
+
 /** One answer for every failed sign-in or refresh, so that none tells which part was wrong. */
 const REFUSED =
   'The sign-in was refused: check the username and password, and sign a fresh challenge with the key of this device.';
@@ -159,6 +168,9 @@ export async function verifyDevice(
   const start = () =>
     deps.db.transaction().execute(async (trx) => {
       const previous = await lockLiveDevice(trx, { clientPk: client.id, deviceId: input.device_id });
+      // A device is bound to the account signed in on it: another account cannot take it over
+      // (which would sign its owner out) until it is signed out.
+      if (previous && previous.user_id !== signIn.user.id) throw new DeviceOfAnotherAccount();
       if (previous) await revokeDevice(trx, previous, now);
       const grant = await insertGrant(trx, {
         userId: signIn.user.id,

@@ -198,6 +198,8 @@ export async function rotateRefreshToken(
         and g.client_pk = ${input.clientPk} and g.revoked_at is null
         and u.disabled_at is null
         and (${input.scopes}::text[] is null or ${input.scopes}::text[] <@ g.scopes)
+        -- A device of the mobile app refreshes only with its signature (/api/v1/mobile/refresh).
+        and not exists (select 1 from mobile_devices d where d.grant_id = g.id)
       returning r.grant_id, g.user_id, coalesce(${input.scopes}::text[], g.scopes) as scopes
     ), access as (
       insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
@@ -255,6 +257,13 @@ export function findRefreshToken(db: Kysely<Database>, tokenHash: string) {
       'clients.client_id',
       'clients.disabled_at as client_disabled_at',
     ])
+    .select((eb) =>
+      eb
+        .exists(
+          eb.selectFrom('mobile_devices').select('id').whereRef('mobile_devices.grant_id', '=', 'grants.id'),
+        )
+        .as('of_device'),
+    )
     .where('refresh_tokens.token_hash', '=', tokenHash)
     .executeTakeFirst();
 }

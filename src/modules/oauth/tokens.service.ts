@@ -232,6 +232,11 @@ async function explainRefreshFailure(
   const row = await findRefreshToken(deps.db, input.tokenHash);
   if (!row || row.revoked_at !== null) throw new InvalidGrant('The refresh token is invalid or revoked.');
   if (row.client_pk !== client.id) throw new InvalidGrant('The refresh token was issued to another client.');
+  if (row.of_device) {
+    throw new InvalidGrant(
+      'This refresh token is of a device of the mobile app: refresh it at /api/v1/mobile/refresh.',
+    );
+  }
   if (row.rotated_at !== null) {
     // OAuth 2.0 Security BCP (RFC 9700 §4.14.2): reuse of a rotated refresh token means it leaked.
     await revokeGrants(deps.db, { id: row.grant_id }, input.now);
