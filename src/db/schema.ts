@@ -8,6 +8,8 @@ export interface UsersTable {
   id: Generated<number>;
   /** As the user chose it, NFKC-normalized; unique on lower(username). */
   username: string;
+  /** usernameSkeleton(username): unique, so no two usernames look alike; null only for users from before it. */
+  username_skeleton: string | null;
   password_hash: string;
   email: string | null;
   email_verified: Generated<boolean>;

@@ -180,6 +180,7 @@ describe('sign-up', () => {
     ['a malformed e-mail', { email: 'not-an-email' }, 'email', /valid e-mail/],
     ['a username taken in another case', { username: 'ALICE' }, 'username', /already taken/],
     ['a username taken in full-width letters', { username: 'Ａｌｉｃｅ' }, 'username', /already taken/],
+    ['a username that looks like a taken one', { username: 'aIice' }, 'username', /already taken/],
   ] as const)(
     'shows the error for %s by its field, keeping the values but the password',
     async (_why, change, field, message) => {

@@ -65,6 +65,44 @@ describe('createUser', () => {
     }
   });
 
+  it('refuses a username whose confusable skeleton (Unicode TS #39) is taken', async () => {
+    await createUser(database.db, clock, { username: 'bob_smith', password: 'a long enough password' });
+    await createUser(database.db, clock, { username: 'mary', password: 'a long enough password' });
+    for (const username of ['aIice', 'AIice', 'a1ice', 'b0b_smith', 'Bob_Smith', 'rnary']) {
+      await expect(
+        createUser(database.db, clock, { username, password: 'another password' }),
+      ).rejects.toMatchObject({
+        error: 'invalid_request',
+        description: expect.stringMatching(/already taken/),
+      });
+    }
+    // Names that only share letters are still free.
+    await createUser(database.db, clock, { username: 'alicia', password: 'a long enough password' });
+  });
+
+  it('backfills the skeletons of existing users, keeping every name when two already look alike', async () => {
+    const { Migrator, sql } = await import('kysely');
+    const { migrations } = await import('../../migrations/index.js');
+    const empty = await createTestDatabase({ migrate: false });
+    try {
+      const migrator = new Migrator({ db: empty.db, provider: { getMigrations: async () => migrations } });
+      expect((await migrator.migrateTo('0010_authorization_request_max_age')).error).toBeUndefined();
+      await sql`insert into users (username, password_hash) values ('carol', 'x'), ('caroI', 'x'), ('dave', 'x')`.execute(
+        empty.db,
+      );
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+      const rows = await sql<{ username: string; username_skeleton: string | null }>`
+        select username, username_skeleton from users order by id`.execute(empty.db);
+      expect(rows.rows).toEqual([
+        { username: 'carol', username_skeleton: 'carol' },
+        { username: 'caroI', username_skeleton: null },
+        { username: 'dave', username_skeleton: 'dave' },
+      ]);
+    } finally {
+      await empty.drop();
+    }
+  });
+
   it('refuses bad input with a clear message', async () => {
     await expect(
       createUser(database.db, clock, { username: 'bob', password: 'short' }),

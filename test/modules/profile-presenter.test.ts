@@ -28,6 +28,7 @@ function userRow(overrides: Partial<UserRow> = {}): UserRow {
   return {
     id: 7,
     username: 'plain',
+    username_skeleton: 'plain',
     password_hash: '$argon2id$not-a-real-hash',
     email: null,
     email_verified: false,

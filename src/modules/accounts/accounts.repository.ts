@@ -1,10 +1,19 @@
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { Database, UsersTable } from '../../db/schema.js';
+import { usernameSkeleton } from '../../lib/username-skeleton.js';
 
 export type UserRow = Selectable<UsersTable>;
 
-export function insertUser(db: Kysely<Database>, user: Insertable<UsersTable>): Promise<UserRow> {
-  return db.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+/** Inserts a user with the skeleton of its username; a name like an existing one fails the unique index. */
+export function insertUser(
+  db: Kysely<Database>,
+  user: Omit<Insertable<UsersTable>, 'username_skeleton'>,
+): Promise<UserRow> {
+  return db
+    .insertInto('users')
+    .values({ ...user, username_skeleton: usernameSkeleton(user.username) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** Case-insensitive lookup, served by the unique index on lower(username). */
