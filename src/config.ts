@@ -130,16 +130,11 @@ export const settings = {
   SIGN_IN_MAX_ATTEMPTS: integer(1, 1000)
     .default(10)
     .describe(
-      'Password checks allowed per account in `SIGN_IN_WINDOW_SECONDS` (sign-in page and mobile verify together); after that the account is locked until the window ends, and a locked account answers like a wrong password.',
+      'Failed password checks allowed per account in `SIGN_IN_WINDOW_SECONDS`, counted separately for each browser or app device that signed in to the account before and for everyone else together (sign-in page and mobile verify); past that, that group is locked out until the window ends, and its attempts are answered like a wrong password.',
     ),
   SIGN_IN_WINDOW_SECONDS: integer(1, 86_400)
     .default(900)
     .describe('The window of `SIGN_IN_MAX_ATTEMPTS`, from the first failed attempt.'),
-  SIGN_IN_SLOWDOWN_MS: integer(0, 10_000)
-    .default(500)
-    .describe(
-      'Delay added to each failed password check after the third in a window, growing by this much per failure (at most 5 s).',
-    ),
   ACCESS_TOKEN_TTL_SECONDS: integer(60, 31_536_000)
     .default(7_776_000)
     .describe("Access token lifetime (SPEC.md's sample: 7776000, 90 days)."),

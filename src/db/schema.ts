@@ -220,6 +220,8 @@ export interface MobileDevicesTable {
 
 export interface SignInAttemptsTable {
   user_id: number;
+  /** Whose attempts: '' for anyone, `device:…` or `mobile:…` for one that signed in before. */
+  source: Generated<string>;
   /** Password checks since `window_started_at` (failed ones: a success deletes the row). */
   attempts: number;
   window_started_at: Timestamp;

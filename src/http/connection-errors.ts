@@ -57,7 +57,8 @@ export function installLingeringClose(app: FastifyInstance): void {
   });
   app.addHook('onResponse', (request, _reply, done) => {
     const raw = request.raw;
-    if (raw.complete || raw.destroyed) return done();
+    // Injected requests (tests, the CLI's socket) have no real socket to keep open.
+    if (raw.complete || raw.destroyed || typeof raw.socket?.destroy !== 'function') return done();
     let received = 0;
     const stop = () => {
       clearTimeout(timer);

@@ -1,14 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app.js';
-import { cookieOptions } from './session.js';
+import { hashSecret } from '../lib/secrets.js';
+import { cookieName, cookieOptions, presentedSessionId } from './session.js';
 
 /**
  * CSRF protection for the HTML forms: the signed double-submit cookie pattern (OWASP CSRF
- * Prevention Cheat Sheet). The browser holds a random value in an HttpOnly, SameSite=Lax cookie;
- * each form carries HMAC-SHA256(COOKIE_SECRET, that value). A cross-site page can neither read the
- * cookie nor compute the HMAC, and a value planted in the cookie by an attacker has no token
- * without the server's secret.
+ * Prevention Cheat Sheet), bound to the session. The browser holds a random value in an HttpOnly,
+ * SameSite=Lax cookie; each form carries HMAC-SHA256(COOKIE_SECRET, that value and the hash of the
+ * browser's session id). A cross-site page can neither read the cookie nor compute the HMAC, and a
+ * cookie and token taken from another browser (anonymous, or another session) and planted here do
+ * not match this browser's session.
  *
  * The HMAC is @fastify/cookie's signer (registered in app.ts with COOKIE_SECRET): HMAC-SHA256 in
  * base64, checked with a constant-time comparison. The form token is that signature in base64url.
@@ -26,14 +28,20 @@ const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 const issued = new WeakMap<FastifyRequest, string>();
 
 function presentedCookie(request: FastifyRequest): string | null {
-  const value = request.cookies[CSRF_COOKIE];
+  const value = request.cookies[cookieName(CSRF_COOKIE, request)];
   return value && COOKIE_VALUE_PATTERN.test(value) ? value : null;
 }
 
-function tokenFor(signer: Pick<FastifyReply, 'signCookie'>, cookieValue: string): string {
-  const signed = signer.signCookie(cookieValue); // `<value>.<base64 HMAC without padding>`
+/** What a token is bound to: the CSRF cookie's value and the browser's session (none: anonymous). */
+function signedPart(request: FastifyRequest, cookieValue: string): string {
+  const session = presentedSessionId(request);
+  return `${cookieValue}.${session ? hashSecret(session) : 'anonymous'}`;
+}
+
+function tokenFor(signer: Pick<FastifyReply, 'signCookie'>, signedValue: string): string {
+  const signed = signer.signCookie(signedValue); // `<value>.<base64 HMAC without padding>`
   return signed
-    .slice(cookieValue.length + 1)
+    .slice(signedValue.length + 1)
     .replaceAll('+', '-')
     .replaceAll('/', '_');
 }
@@ -52,8 +60,8 @@ export function issueCsrfToken(
   if (!value) value = randomBytes(32).toString('base64url');
   issued.set(request, value);
   // The session cookie's attributes: HttpOnly, SameSite=Lax, Path=/, Secure on https, Max-Age.
-  reply.setCookie(CSRF_COOKIE, value, cookieOptions(deps.config));
-  return tokenFor(reply, value);
+  reply.setCookie(cookieName(CSRF_COOKIE, request), value, cookieOptions(deps.config));
+  return tokenFor(reply, signedPart(request, value));
 }
 
 /** Whether a submitted CSRF token belongs to this browser's CSRF cookie (constant-time). */
@@ -62,5 +70,5 @@ export function verifyCsrfToken(request: FastifyRequest, token: unknown): boolea
   const value = presentedCookie(request);
   if (!value) return false;
   const signature = token.replaceAll('-', '+').replaceAll('_', '/');
-  return request.unsignCookie(`${value}.${signature}`).valid;
+  return request.unsignCookie(`${signedPart(request, value)}.${signature}`).valid;
 }

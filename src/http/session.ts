@@ -21,6 +21,15 @@ export interface BrowserSession {
 
 export const SESSION_COOKIE = 'idp_session';
 
+/**
+ * A cookie's name: with the `__Host-` prefix when the service is served over https, which browsers
+ * accept only with Secure, Path=/ and no Domain (RFC 6265bis §4.1.3.2), so no other host of the
+ * domain, and no plain-http page, can set or overwrite it (a planted session or CSRF cookie).
+ */
+export function cookieName(name: string, request: FastifyRequest): string {
+  return request.server.secureCookies ? `__Host-${name}` : name;
+}
+
 /** 32 bytes of CSPRNG output in base64url: what every session id we issue looks like. */
 const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -44,8 +53,9 @@ export function cookieOptions(config: Config): CookieSerializeOptions {
 /** One lookup per request, however many parts of the request ask. */
 const loaded = new WeakMap<FastifyRequest, Promise<BrowserSession | null>>();
 
-function presentedSessionId(request: FastifyRequest): string | null {
-  const value = request.cookies[SESSION_COOKIE];
+/** The session id the browser presented, if it has the shape of one (not looked up). */
+export function presentedSessionId(request: FastifyRequest): string | null {
+  const value = request.cookies[cookieName(SESSION_COOKIE, request)];
   return value && SESSION_ID_PATTERN.test(value) ? value : null;
 }
 
@@ -97,7 +107,7 @@ export async function startSession(
     userAgent: request.headers['user-agent']?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
     ip: request.ip ?? null,
   });
-  reply.setCookie(SESSION_COOKIE, id, cookieOptions(config));
+  reply.setCookie(cookieName(SESSION_COOKIE, request), id, cookieOptions(config));
   loaded.set(request, Promise.resolve(session));
   return session;
 }
@@ -107,6 +117,6 @@ export async function endSession(request: FastifyRequest, reply: FastifyReply, d
   const id = presentedSessionId(request);
   if (id) await deleteSession(deps.db, hashSecret(id));
   const { maxAge: _maxAge, ...attributes } = cookieOptions(deps.config);
-  reply.clearCookie(SESSION_COOKIE, attributes);
+  reply.clearCookie(cookieName(SESSION_COOKIE, request), attributes);
   loaded.set(request, Promise.resolve(null));
 }

@@ -20,7 +20,6 @@ beforeAll(async () => {
     env: {
       SIGN_IN_MAX_ATTEMPTS: '3',
       SIGN_IN_WINDOW_SECONDS: String(WINDOW_SECONDS),
-      SIGN_IN_SLOWDOWN_MS: '0',
     },
   });
 });
@@ -28,8 +27,7 @@ afterAll(() => t.close());
 
 const deps = () => ({ db: t.database.db, clock: t.clock, config: t.config });
 
-async function signInPage(username: string, password: string): Promise<string> {
-  const browser = new Browser(t.app);
+async function signInPage(username: string, password: string, browser = new Browser(t.app)): Promise<string> {
   const res = await browser.submit('/signin', '/signin', { username, password });
   if (res.statusCode === 303) return 'signed in';
   expect(res.statusCode).toBe(401);
@@ -137,23 +135,105 @@ describe('the mobile app shares the count', () => {
   });
 });
 
-describe('slowing down', () => {
-  it('answers failures after the third more slowly', async () => {
-    const slow = await createTestApp({
-      database: undefined,
-      env: { SIGN_IN_MAX_ATTEMPTS: '10', SIGN_IN_SLOWDOWN_MS: '300' },
+describe("a stranger's failures do not lock the owner out (device cookies)", () => {
+  it("the owner's browser keeps its own budget; any other browser is locked", async () => {
+    const user = await makeUser(t);
+    const owners = new Browser(t.app);
+    expect(await signInPage(user.username, user.password, owners)).toBe('signed in');
+    expect([...owners.cookies.keys()]).toContain('idp_device');
+
+    for (let i = 0; i < 3; i++) expect(await signInPage(user.username, `guess ${i}`)).toBe('wrong');
+    // Strangers are locked out, even with the right password...
+    expect(await signInPage(user.username, user.password)).toBe('wrong');
+    // ...the owner's browser is not.
+    expect(await signInPage(user.username, user.password, owners)).toBe('signed in');
+  });
+
+  it("a browser's own failures lock that browser only, and its cookie counts only for its account", async () => {
+    const user = await makeUser(t);
+    const other = await makeUser(t);
+    const browser = new Browser(t.app);
+    expect(await signInPage(user.username, user.password, browser)).toBe('signed in');
+    for (let i = 0; i < 3; i++) expect(await signInPage(user.username, `guess ${i}`, browser)).toBe('wrong');
+    expect(await signInPage(user.username, user.password, browser)).toBe('wrong');
+    // A fresh browser is in the untrusted budget, which this browser did not use.
+    expect(await signInPage(user.username, user.password)).toBe('signed in');
+    // For another account this browser is a stranger: its failures use that account's shared budget.
+    for (let i = 0; i < 3; i++) expect(await signInPage(other.username, `guess ${i}`, browser)).toBe('wrong');
+    expect(await signInPage(other.username, other.password)).toBe('wrong');
+  });
+
+  it('a forged or altered device cookie is no device cookie', async () => {
+    const user = await makeUser(t);
+    const browser = new Browser(t.app);
+    for (let i = 0; i < 4; i++) expect(await signInPage(user.username, `guess ${i}`)).toBe('wrong');
+    browser.cookies.set('idp_device', encodeURIComponent(`${user.id}.AAAAAAAAAAAAAAAAAAAAAA.forged`));
+    expect(await signInPage(user.username, user.password, browser)).toBe('wrong');
+  });
+
+  it("the app's registered device keeps its own budget at mobile verify", async () => {
+    const user = await makeUser(t);
+    const app = await createClient(t.database.db, t.clock, {
+      name: 'Official app',
+      siteUrl: 'https://id.example',
+      redirectUris: ['https://id.example/app'],
+      officialMobile: true,
     });
-    try {
-      const user = await makeUser(slow);
-      const slowDeps = { db: slow.database.db, clock: slow.clock, config: slow.config };
-      for (let i = 0; i < 3; i++) await authenticate(slowDeps, user.username, 'wrong');
-      const started = performance.now();
-      await authenticate(slowDeps, user.username, 'wrong');
-      await authenticate(slowDeps, user.username, 'wrong');
-      // The 4th failure waits 300 ms, the 5th 600 ms: a lower bound, whatever the machine.
-      expect(performance.now() - started).toBeGreaterThanOrEqual(900);
-    } finally {
-      await slow.close();
+    const keys = generateKeyPairSync('ed25519');
+    const verify = async (deviceId: string, password: string) => {
+      const challenge = (
+        await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/mobile/challenge',
+          payload: { client_id: app.client_id, device_id: deviceId },
+        })
+      ).json().challenge as string;
+      return t.app.inject({
+        method: 'POST',
+        url: '/api/v1/mobile/verify',
+        payload: {
+          client_id: app.client_id,
+          device_id: deviceId,
+          challenge,
+          signature: sign(null, Buffer.from(`${challenge}.${deviceId}`), keys.privateKey).toString(
+            'base64url',
+          ),
+          public_key: keys.publicKey.export({ format: 'jwk' }).x,
+          username: user.username,
+          password,
+        },
+      });
+    };
+    expect((await verify('owners-phone-1', user.password)).statusCode).toBe(200);
+    for (let i = 0; i < 4; i++) expect(await signInPage(user.username, `guess ${i}`)).toBe('wrong');
+    expect((await verify('another-phone-1', user.password)).statusCode).toBe(400);
+    expect((await verify('owners-phone-1', user.password)).statusCode).toBe(200);
+  });
+});
+
+describe('unknown and known accounts look the same', () => {
+  const median = (values: number[]) =>
+    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+  it('by status and body, and by time: no failure is answered more slowly than another', async () => {
+    const user = await makeUser(t);
+    const known: number[] = [];
+    const unknown: number[] = [];
+    const bodies = new Set<string>();
+    // Interleaved, and well past the allowed failures, where answers used to slow down.
+    for (let i = 0; i < 7; i++) {
+      for (const [username, times] of [
+        [user.username, known],
+        ['nobody_here_at_all', unknown],
+      ] as const) {
+        const started = performance.now();
+        const result = await authenticate(deps(), username, `guess ${i}`);
+        times.push(performance.now() - started);
+        bodies.add(JSON.stringify(result));
+      }
     }
+    expect([...bodies]).toEqual([JSON.stringify({ ok: false, reason: 'wrong_credentials' })]);
+    // One argon2 verify each way (tens of ms); a slowdown for known accounts was 0.5–5 s per answer.
+    expect(median(known)).toBeLessThan(median(unknown) * 2 + 100);
   });
 });

@@ -177,7 +177,7 @@ describe('purgeExpired', () => {
       .insertInto('sign_in_attempts')
       .values({ user_id: userId, attempts: 1, window_started_at: now })
       .onConflict((conflict) =>
-        conflict.column('user_id').doUpdateSet({ attempts: 1, window_started_at: now }),
+        conflict.columns(['user_id', 'source']).doUpdateSet({ attempts: 1, window_started_at: now }),
       )
       .execute();
     await purgeExpired(t.database.db, { now, batchSize: 10, pauseMs: 0, signInWindowMs: HOUR });

@@ -53,22 +53,38 @@ function cookieValue(res: LightMyRequestResponse, name: string): string | undefi
 }
 
 /** Signs in through the real form; returns the response and the cookies it set. */
-async function signIn(app: TestApp['app'], existingSession?: string) {
+/** Signs in through the real form; `prefix` is the cookies' (`__Host-` when PUBLIC_URL is https). */
+async function signIn(app: TestApp['app'], existingSession?: string, prefix = '') {
+  const sessionCookie = `${prefix}idp_session`;
   const page = await app.inject({
     method: 'GET',
     url: '/signin',
-    cookies: existingSession ? { idp_session: existingSession } : {},
+    cookies: existingSession ? { [sessionCookie]: existingSession } : {},
   });
-  const csrfCookie = cookieValue(page, 'idp_csrf') as string;
+  const csrfCookie = cookieValue(page, `${prefix}idp_csrf`) as string;
   const csrfToken = /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1] as string;
   const res = await app.inject({
     method: 'POST',
     url: '/signin',
-    cookies: { idp_csrf: csrfCookie, ...(existingSession ? { idp_session: existingSession } : {}) },
+    cookies: {
+      [`${prefix}idp_csrf`]: csrfCookie,
+      ...(existingSession ? { [sessionCookie]: existingSession } : {}),
+    },
     payload: { csrf_token: csrfToken, username: 'alice', password: 'correct horse battery' },
   });
   expect(res.statusCode).toBe(303);
-  return { res, session: cookieValue(res, 'idp_session') as string, csrfCookie, csrfToken };
+  return { res, session: cookieValue(res, sessionCookie) as string, csrfCookie, csrfToken };
+}
+
+/** The CSRF token of a page seen by a signed-in browser (its forms are bound to its session). */
+async function signedInToken(session: string, csrfCookie: string): Promise<string> {
+  const page = await t.app.inject({
+    method: 'GET',
+    url: '/account',
+    cookies: { idp_session: session, idp_csrf: csrfCookie },
+  });
+  expect(page.statusCode).toBe(200);
+  return /name="csrf_token" value="([^"]+)"/.exec(page.body)?.[1] as string;
 }
 
 async function probe(session: string | undefined) {
@@ -103,7 +119,7 @@ describe('session cookie', () => {
     expect(t.config.PUBLIC_URL).toMatch(/^http:/);
   });
 
-  it('is Secure, as the CSRF cookie, when PUBLIC_URL is https', async () => {
+  it('is Secure, as the CSRF cookie, with the __Host- prefix when PUBLIC_URL is https', async () => {
     const https = await createTestApp({ env: { PUBLIC_URL: 'https://idp.example' } });
     try {
       await createUser(https.database.db, https.clock, {
@@ -111,13 +127,24 @@ describe('session cookie', () => {
         password: 'correct horse battery',
       });
       const page = await https.app.inject({ method: 'GET', url: '/signin' });
-      expect((setCookie(page, 'idp_csrf') as string).split('; ')).toEqual(
-        expect.arrayContaining(['Secure', 'HttpOnly', 'SameSite=Lax', 'Path=/']),
-      );
-      const { res } = await signIn(https.app);
-      expect((setCookie(res, 'idp_session') as string).split('; ')).toEqual(
-        expect.arrayContaining(['Secure', 'HttpOnly', 'SameSite=Lax', 'Path=/']),
-      );
+      expect(setCookie(page, 'idp_csrf')).toBeUndefined();
+      const csrf = (setCookie(page, '__Host-idp_csrf') as string).split('; ');
+      expect(csrf).toEqual(expect.arrayContaining(['Secure', 'HttpOnly', 'SameSite=Lax', 'Path=/']));
+      expect(csrf.some((attribute) => /^Domain=/i.test(attribute))).toBe(false);
+      const { res, session } = await signIn(https.app, undefined, '__Host-');
+      expect(session).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      for (const name of ['__Host-idp_session', '__Host-idp_device']) {
+        const attributes = (setCookie(res, name) as string).split('; ');
+        expect(attributes).toEqual(expect.arrayContaining(['Secure', 'HttpOnly', 'SameSite=Lax', 'Path=/']));
+        expect(attributes.some((attribute) => /^Domain=/i.test(attribute))).toBe(false);
+      }
+      // The unprefixed name is not read: a cookie planted under it signs nobody in.
+      const planted = await https.app.inject({
+        method: 'GET',
+        url: '/account',
+        cookies: { idp_session: session },
+      });
+      expect(planted.statusCode).toBe(302);
     } finally {
       await https.close();
     }
@@ -207,13 +234,13 @@ describe('sign-in and sign-out', () => {
   });
 
   it('ends the session server-side at sign-out and clears the cookie', async () => {
-    const { session, csrfCookie, csrfToken } = await signIn(t.app);
+    const { session, csrfCookie } = await signIn(t.app);
     const other = await signIn(t.app);
     const res = await t.app.inject({
       method: 'POST',
       url: '/signout',
       cookies: { idp_session: session, idp_csrf: csrfCookie },
-      payload: { csrf_token: csrfToken },
+      payload: { csrf_token: await signedInToken(session, csrfCookie) },
     });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/signin');
@@ -228,6 +255,32 @@ describe('sign-in and sign-out', () => {
 });
 
 describe('CSRF tokens', () => {
+  it('are bound to the session: a cookie and token from an anonymous browser, planted, sign nobody out', async () => {
+    const victim = await signIn(t.app);
+    const attacker = await t.app.inject({ method: 'GET', url: '/signin' });
+    const plantedCookie = cookieValue(attacker, 'idp_csrf') as string;
+    const plantedToken = /name="csrf_token" value="([^"]+)"/.exec(attacker.body)?.[1] as string;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/signout',
+      cookies: { idp_session: victim.session, idp_csrf: plantedCookie },
+      payload: { csrf_token: plantedToken },
+    });
+    expect(res.statusCode).toBe(403);
+    expect((await probe(victim.session)).session).not.toBeNull();
+    // Nor does a token of another signed-in browser.
+    const other = await signIn(t.app);
+    const othersToken = await signedInToken(other.session, other.csrfCookie);
+    const crossed = await t.app.inject({
+      method: 'POST',
+      url: '/signout',
+      cookies: { idp_session: victim.session, idp_csrf: other.csrfCookie },
+      payload: { csrf_token: othersToken },
+    });
+    expect(crossed.statusCode).toBe(403);
+    expect((await probe(victim.session)).session).not.toBeNull();
+  });
+
   it('binds a token to the browser cookie: HttpOnly, SameSite=Lax, Path=/, the session lifetime', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/test/csrf' });
     const { token, again } = res.json() as { token: string; again: string };

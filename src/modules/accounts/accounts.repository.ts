@@ -66,23 +66,23 @@ export function findUserById(db: Kysely<Database>, userId: number): Promise<User
 }
 
 /**
- * Takes a password-check slot for the user in one statement: counts this attempt in the current
- * window, or starts a new window when the last one began `windowMs` ago or more. Returns the
- * attempts in the window, this one included. Concurrent attempts queue on the row, so each gets
- * its own number and none slips past a limit.
+ * Takes a password-check slot for the user and source (see migrations/0012) in one statement:
+ * counts this attempt in the current window, or starts a new window when the last one began
+ * `windowMs` ago or more. Returns the attempts in the window, this one included. Concurrent
+ * attempts queue on the row, so each gets its own number and none slips past a limit.
  */
 export async function countSignInAttempt(
   db: Kysely<Database>,
-  userId: number,
+  attempt: { userId: number; source: string },
   now: Date,
   windowMs: number,
 ): Promise<number> {
   const windowStart = new Date(now.getTime() - windowMs);
   const row = await db
     .insertInto('sign_in_attempts')
-    .values({ user_id: userId, attempts: 1, window_started_at: now })
+    .values({ user_id: attempt.userId, source: attempt.source, attempts: 1, window_started_at: now })
     .onConflict((conflict) =>
-      conflict.column('user_id').doUpdateSet((eb) => ({
+      conflict.columns(['user_id', 'source']).doUpdateSet((eb) => ({
         attempts: eb
           .case()
           .when('sign_in_attempts.window_started_at', '<=', windowStart)
@@ -102,7 +102,13 @@ export async function countSignInAttempt(
   return row.attempts;
 }
 
-/** After a successful sign-in: the user's count starts again from zero. */
-export async function clearSignInAttempts(db: Kysely<Database>, userId: number): Promise<void> {
-  await db.deleteFrom('sign_in_attempts').where('user_id', '=', userId).execute();
+/** After a successful sign-in: the count of that source (or, without one, every count of the user) starts again. */
+export async function clearSignInAttempts(
+  db: Kysely<Database>,
+  userId: number,
+  source?: string,
+): Promise<void> {
+  let query = db.deleteFrom('sign_in_attempts').where('user_id', '=', userId);
+  if (source !== undefined) query = query.where('source', '=', source);
+  await query.execute();
 }

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { AppDeps } from '../../app.js';
 import { issueCsrfToken, verifyCsrfToken } from '../../http/csrf.js';
+import { rememberBrowser, trustedBrowser } from '../../http/device-cookie.js';
 import { isAccountNotice, type SignInError } from '../../http/i18n.js';
 import { renderErrorPage, renderPage } from '../../http/pages.js';
 import { endSession, loadSession, startSession } from '../../http/session.js';
@@ -180,7 +181,7 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       if (username.trim() === '' || password === '')
         return renderSignIn(request, reply, { flow, username, error: 'missing_credentials', status: 400 });
 
-      const result = await authenticate(deps, username, password);
+      const result = await authenticate(deps, username, password, trustedBrowser(request));
       await auditRequest(deps, request, {
         actor: result.ok ? `user:${result.user.id}` : 'anonymous',
         action: result.ok ? 'sign_in' : 'sign_in_failed',
@@ -197,6 +198,7 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
           : renderSignIn(request, reply, { flow, username, error: 'wrong_credentials', status: 401 });
       }
       await startSession(request, reply, deps, result.user.id);
+      rememberBrowser(request, reply, deps, result.user.id);
       return reply.redirect(destination(flow), 303);
     },
   );

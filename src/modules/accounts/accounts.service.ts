@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely, Updateable } from 'kysely';
 import type { Config } from '../../config.js';
 import type { Database, UsersTable } from '../../db/schema.js';
@@ -234,51 +233,59 @@ export type SignInResult =
 /** Longer input cannot be a username (32 characters after NFKC; some characters expand). */
 const USERNAME_INPUT_MAX_LENGTH = 128;
 
-/** Failed checks in a window before each further failure is answered more slowly. */
-const FREE_FAILURES = 3;
-const MAX_SLOWDOWN_MS = 5000;
+/**
+ * Which budget of failed checks an attempt counts against, once its account is known: the source
+ * of a browser or device that signed in to this account before (`device:…`, `mobile:…`), or
+ * undefined for anyone else, who share the account's untrusted budget.
+ */
+export type TrustedSource = (userId: number) => string | undefined | Promise<string | undefined>;
 
 /**
- * Checks a username and password. The username is NFKC-normalized and matched case-insensitively.
- * Exactly one argon2 verify runs whatever the outcome, against a dummy hash when the user is
- * unknown, so the time taken does not tell which usernames exist. A disabled account is reported
- * as such only to someone who knows its password.
+ * Checks a username and password. The username is NFKC-normalized (after its length is checked:
+ * NFKC of megabytes costs a fraction of a second) and matched case-insensitively. Exactly one
+ * argon2 verify runs whatever the outcome, against a dummy hash when the user is unknown, and no
+ * answer waits longer than another, so neither the answer nor its time tells which usernames exist.
+ * A disabled account is reported as such only to someone who knows its password.
  *
- * Brute force: each check of an account's password first takes a numbered slot in the database
- * (`countSignInAttempt`), so parallel guesses, on one instance or several, cannot exceed
- * `SIGN_IN_MAX_ATTEMPTS` per `SIGN_IN_WINDOW_SECONDS`. Past that the account is locked until the
- * window ends: its password is not checked at all (the dummy verify keeps the time the same) and
- * the answer is the one for a wrong password. Failures after the third are answered more slowly.
- * The sign-in page and the mobile app's verify share this function, and so the count.
+ * Brute force (OWASP, device cookies): each check of an account's password first takes a numbered
+ * slot in the database (`countSignInAttempt`) in the budget of its source, so parallel guesses, on
+ * one instance or several, cannot exceed `SIGN_IN_MAX_ATTEMPTS` per `SIGN_IN_WINDOW_SECONDS` in any
+ * budget. Past that, that source is locked until the window ends: its password is not checked at
+ * all and the answer is the one for a wrong password. A stranger who exhausts the untrusted budget
+ * does not lock out the owner's browser or device, which counts in its own budget. The sign-in page
+ * and the mobile app's verify share this function.
  */
 export async function authenticate(
   deps: {
     db: Kysely<Database>;
     clock: Clock;
-    config: Pick<Config, 'SIGN_IN_MAX_ATTEMPTS' | 'SIGN_IN_WINDOW_SECONDS' | 'SIGN_IN_SLOWDOWN_MS'>;
+    config: Pick<Config, 'SIGN_IN_MAX_ATTEMPTS' | 'SIGN_IN_WINDOW_SECONDS'>;
   },
   usernameInput: string,
   password: string,
+  trustedSource?: TrustedSource,
 ): Promise<SignInResult> {
   const { db, config } = deps;
-  const username = normalizeUsername(usernameInput);
+  const username = usernameInput.length <= USERNAME_INPUT_MAX_LENGTH ? normalizeUsername(usernameInput) : '';
   const user =
     username.length > 0 && username.length <= USERNAME_INPUT_MAX_LENGTH
       ? await findUserByUsername(db, username)
       : undefined;
+  const source = (user && (await trustedSource?.(user.id))) || '';
   const attempt = user
-    ? await countSignInAttempt(db, user.id, deps.clock.now(), config.SIGN_IN_WINDOW_SECONDS * 1000)
+    ? await countSignInAttempt(
+        db,
+        { userId: user.id, source },
+        deps.clock.now(),
+        config.SIGN_IN_WINDOW_SECONDS * 1000,
+      )
     : 0;
   const locked = attempt > config.SIGN_IN_MAX_ATTEMPTS;
   // No account has a longer password (sign-up refuses it), and argon2 need not read megabytes.
   const checked = password.length <= PASSWORD_MAX_LENGTH && !locked;
   const matches = await verifyPassword(checked ? user?.password_hash : undefined, checked ? password : '');
-  if (!user || !matches) {
-    const slowdown = Math.min((attempt - FREE_FAILURES) * config.SIGN_IN_SLOWDOWN_MS, MAX_SLOWDOWN_MS);
-    if (slowdown > 0) await sleep(slowdown);
-    return { ok: false, reason: 'wrong_credentials' };
-  }
-  await clearSignInAttempts(db, user.id);
+  if (!user || !matches) return { ok: false, reason: 'wrong_credentials' };
+  await clearSignInAttempts(db, user.id, source);
   if (user.disabled_at !== null) return { ok: false, reason: 'disabled' };
   return { ok: true, user: { id: user.id, username: user.username } };
 }

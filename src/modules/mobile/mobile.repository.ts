@@ -53,6 +53,23 @@ export function lockLiveDevice(
     .executeTakeFirst();
 }
 
+/** Whether this device signed in to this user with this key before (whether or not it is signed in now). */
+export async function hasSignedInBefore(
+  db: Kysely<Database>,
+  device: { clientPk: number; deviceId: string; userId: number; publicKey: string },
+): Promise<boolean> {
+  const row = await db
+    .selectFrom('mobile_devices')
+    .select('id')
+    .where('client_pk', '=', device.clientPk)
+    .where('device_id', '=', device.deviceId)
+    .where('user_id', '=', device.userId)
+    .where('public_key', '=', device.publicKey)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function insertDevice(
   db: Kysely<Database>,
   device: {

@@ -14,6 +14,7 @@ import { issueTokenSet } from '../oauth/tokens.service.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import {
   consumeChallenge,
+  hasSignedInBefore,
   insertChallenge,
   insertDevice,
   listLiveDevices,
@@ -162,7 +163,18 @@ export async function verifyDevice(
   if (!signedByKey(input.public_key, input.signature, input.challenge, input.device_id)) {
     throw new InvalidGrant(REFUSED);
   }
-  const signIn = await authenticate(deps, input.username, input.password);
+  // The signature proved this request holds the key sent: a device that signed in to the account
+  // with that key before counts its failures in a budget of its own (the app's device cookie).
+  const signIn = await authenticate(deps, input.username, input.password, async (userId) =>
+    (await hasSignedInBefore(deps.db, {
+      clientPk: client.id,
+      deviceId: input.device_id,
+      userId,
+      publicKey: input.public_key,
+    }))
+      ? `mobile:${hashSecret(`${client.id}.${input.device_id}`)}`
+      : undefined,
+  );
   if (!signIn.ok) throw new InvalidGrant(REFUSED);
 
   const start = () =>
