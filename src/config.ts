@@ -162,9 +162,14 @@ export const settings = {
   RATE_LIMIT_PUBLIC_PER_MIN: perMinute(300).describe(
     'Per client IP on public routes and 404s; `0` turns it off.',
   ),
-  RATE_LIMIT_TOKEN_PER_MIN: perMinute(600).describe('Per client at the token endpoint; `0` turns it off.'),
+  RATE_LIMIT_TOKEN_PER_MIN: perMinute(600).describe(
+    'Per authenticated client at the token, revocation and introspection endpoints; `0` turns it off.',
+  ),
   RATE_LIMIT_SIGNIN_PER_MIN: perMinute(10).describe(
-    'Per account and per IP at sign-in and mobile verify; `0` turns it off.',
+    'Per IP on every form POST (sign-in, sign-up, consent, sign-out, the account forms) and mobile verify, and per account at sign-in and mobile verify; `0` turns it off.',
+  ),
+  RATE_LIMIT_FAILED_AUTH_PER_MIN: perMinute(100).describe(
+    'Per IP: failed client authentications (401 invalid_client) and 401s on bearer routes; past it, that IP is refused on those routes until the window ends; `0` turns it off.',
   ),
   RATE_LIMIT_BEARER_PER_MIN: perMinute(1200).describe('Per access token; `0` turns it off.'),
 } as const;

@@ -20,6 +20,8 @@ export interface WindowCount {
  */
 export interface CounterStore {
   hit(key: string, windowMs: number): WindowCount | undefined | Promise<WindowCount | undefined>;
+  /** The count of `key` in its live window, without counting (undefined: none, or the store is unavailable). */
+  peek(key: string): WindowCount | undefined | Promise<WindowCount | undefined>;
   close(): void;
 }
 
@@ -53,6 +55,11 @@ export class MemoryCounterStore implements CounterStore {
     return window;
   }
 
+  peek(key: string): WindowCount | undefined {
+    const window = this.windows.get(key);
+    return window !== undefined && window.resetAt > this.now() ? window : undefined;
+  }
+
   get size(): number {
     return this.windows.size;
   }
@@ -72,9 +79,15 @@ if ttl < 0 then
 end
 return {count, ttl}`;
 
+/** The count and ms left of a live window; [0, -2] when there is none. */
+const PEEK_SCRIPT = `
+local count = redis.call('GET', KEYS[1])
+return {tonumber(count) or 0, redis.call('PTTL', KEYS[1])}`;
+
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     idpRateHit(key: string, windowMs: number): Result<[number, number], Context>;
+    idpRatePeek(key: string): Result<[number, number], Context>;
   }
 }
 
@@ -92,6 +105,7 @@ export class RedisCounterStore implements CounterStore {
     private readonly prefix = 'idp:rate:',
   ) {
     redis.defineCommand('idpRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    redis.defineCommand('idpRatePeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
     redis.on('error', (error) => this.warn(error));
   }
 
@@ -118,6 +132,16 @@ export class RedisCounterStore implements CounterStore {
     }
   }
 
+  async peek(key: string): Promise<WindowCount | undefined> {
+    try {
+      const [count, ttl] = await this.redis.idpRatePeek(this.prefix + key);
+      return count > 0 && ttl > 0 ? { count, resetAt: Date.now() + ttl } : undefined;
+    } catch (error) {
+      this.warn(error);
+      return undefined;
+    }
+  }
+
   private warn(error: unknown): void {
     const now = Date.now();
     if (now - this.lastWarning < 10_000) return;
@@ -130,50 +154,65 @@ export class RedisCounterStore implements CounterStore {
   }
 }
 
-/** One limit: a name (the key's namespace), a maximum per minute, and what it counts by. */
+/**
+ * One limit: a name (the key's namespace), a maximum per minute, and what it counts by. A `peek`
+ * limit is only read here, and counted later by what the request turns out to be (a failed
+ * authentication, an authenticated client): a request is refused when one more would pass it.
+ */
 interface Limit {
   name: string;
   max: number;
-  key: (request: FastifyRequest) => string;
+  key: (request: FastifyRequest) => string | undefined;
+  peek?: boolean;
 }
 
-/** Routes whose password checks are also limited per account (the account named in the body). */
-const SIGN_IN_ROUTES = new Set(['POST /signin', 'POST /api/v1/mobile/verify']);
-
-/** The client of a client-authenticated request, from its Basic credentials; else undefined. */
-function basicClientId(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (!header || !/^basic /i.test(header)) return undefined;
-  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon <= 0) return undefined;
-  const id = decoded.slice(0, colon);
-  try {
-    return decodeURIComponent(id).slice(0, 200);
-  } catch {
-    return id.slice(0, 200); // not form-encoded: the token endpoint will refuse it; count it as sent
-  }
-}
-
-/** The account a sign-in names: the lower-cased username of the form or JSON body. */
+/** The account a sign-in names: the username of the form or JSON body, bounded before NFKC (which can take a fraction of a second on a megabyte). */
 function accountOf(request: FastifyRequest): string | undefined {
   const username = (request.body as { username?: unknown } | undefined)?.username;
-  return typeof username === 'string' && username.length > 0
-    ? username.normalize('NFKC').toLowerCase().slice(0, 128)
-    : undefined;
+  if (typeof username !== 'string' || username.length === 0) return undefined;
+  return username.slice(0, 128).normalize('NFKC').toLowerCase().slice(0, 128);
+}
+
+/** The client a client-authenticated request names: its Basic credentials' id, or `client_id` in the form body. */
+function namedClientId(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header && /^basic /i.test(header)) {
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon <= 0) return undefined;
+    try {
+      return decodeURIComponent(decoded.slice(0, colon)).slice(0, 200);
+    } catch {
+      return undefined; // not form-encoded: client authentication refuses it
+    }
+  }
+  const posted = (request.body as { client_id?: unknown } | undefined)?.client_id;
+  return typeof posted === 'string' ? posted.slice(0, 200) : undefined;
+}
+
+/** Clients that authenticated in this request (set by the routes that authenticate them). */
+const authenticatedClients = new WeakMap<FastifyRequest, string>();
+
+/** Marks the request's client authenticated: only then does it count against that client's limit. */
+export function countAuthenticatedClient(request: FastifyRequest, clientId: string): void {
+  authenticatedClients.set(request, clientId);
 }
 
 /**
  * Rate limits per class of route (README "Rate limits"), counted in memory or, with `REDIS_URL`,
  * in Redis so that every instance shares the counters. Each limit is per minute; `0` turns it off.
  *
- * - public routes, pages, the mobile routes and unknown paths (404s too): per IP,
+ * - public routes, GET pages, the mobile routes and unknown paths (404s too): per IP,
  *   RATE_LIMIT_PUBLIC_PER_MIN;
- * - client-authenticated routes (token, revocation, introspection): per client_id of the Basic
- *   credentials (else per IP), RATE_LIMIT_TOKEN_PER_MIN;
+ * - every form POST (a browser route's POST) and mobile verify, in addition: per IP,
+ *   RATE_LIMIT_SIGNIN_PER_MIN (CONTRACT.md §1: form POSTs count as sign-in; sign-up costs an
+ *   argon2id hash), and on routes that check a password, per account named in the body too;
+ * - client-authenticated routes (token, revocation, introspection): per client, counted only once
+ *   the client authenticated, so nobody can use up another client's limit with its public id,
+ *   RATE_LIMIT_TOKEN_PER_MIN;
  * - bearer routes: per access token, RATE_LIMIT_BEARER_PER_MIN;
- * - sign-in (the page and the mobile verify), in addition: per IP and per account named in the
- *   body, RATE_LIMIT_SIGNIN_PER_MIN each.
+ * - client-authenticated and bearer routes: per IP, the failed authentications (401s),
+ *   RATE_LIMIT_FAILED_AUTH_PER_MIN, so guessing secrets or tokens from one address stops.
  *
  * Every answer carries the draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) of its
  * tightest limit. The client IP is the socket's, or the one `TRUST_PROXY` allows Fastify to read
@@ -183,28 +222,32 @@ function accountOf(request: FastifyRequest): string | undefined {
  * promise, no microtask) and wait only for Redis when it is used.
  */
 export async function installRateLimits(app: FastifyInstance, config: Config): Promise<void> {
-  const limit = (name: string, max: number, key: (request: FastifyRequest) => string) =>
-    max === 0 ? [] : [{ name, max, key }];
+  const limit = (
+    name: string,
+    max: number,
+    key: (request: FastifyRequest) => string | undefined,
+    peek = false,
+  ): Limit[] => (max === 0 ? [] : [{ name, max, key, peek }]);
   const byIp = (request: FastifyRequest) => request.ip;
-  const publicLimits: Limit[] = limit('public', config.RATE_LIMIT_PUBLIC_PER_MIN, byIp);
-  const clientLimits = limit(
-    'client',
-    config.RATE_LIMIT_TOKEN_PER_MIN,
-    (request) => basicClientId(request) ?? `ip:${request.ip}`,
-  );
-  const bearerLimits = limit(
-    'bearer',
-    config.RATE_LIMIT_BEARER_PER_MIN,
+  const publicLimits = limit('public', config.RATE_LIMIT_PUBLIC_PER_MIN, byIp);
+  const failedAuth = limit('failed-auth', config.RATE_LIMIT_FAILED_AUTH_PER_MIN, byIp, true);
+  const clientLimits = [
+    ...limit('client', config.RATE_LIMIT_TOKEN_PER_MIN, namedClientId, true),
+    ...failedAuth,
+  ];
+  const bearerLimits = [
     // The token is a secret: the key is its hash, as everywhere else.
-    (request) => bearerTokenHash(request) ?? `ip:${request.ip}`,
-  );
-  const signInLimits = [...publicLimits, ...limit('signin-ip', config.RATE_LIMIT_SIGNIN_PER_MIN, byIp)];
-  const accountLimits = limit(
-    'signin-account',
-    config.RATE_LIMIT_SIGNIN_PER_MIN,
-    (request) => accountOf(request) ?? '',
-  );
-  if ([publicLimits, clientLimits, bearerLimits, signInLimits].every((limits) => limits.length === 0)) return;
+    ...limit(
+      'bearer',
+      config.RATE_LIMIT_BEARER_PER_MIN,
+      (request) => bearerTokenHash(request) ?? `ip:${request.ip}`,
+    ),
+    ...failedAuth,
+  ];
+  const formLimits = [...publicLimits, ...limit('signin-ip', config.RATE_LIMIT_SIGNIN_PER_MIN, byIp)];
+  const accountLimits = limit('signin-account', config.RATE_LIMIT_SIGNIN_PER_MIN, accountOf);
+  const all = [publicLimits, clientLimits, bearerLimits, formLimits, accountLimits];
+  if (all.every((limits) => limits.length === 0)) return;
 
   const store: CounterStore = config.REDIS_URL
     ? await RedisCounterStore.connect(config.REDIS_URL, app.log)
@@ -221,20 +264,27 @@ export async function installRateLimits(app: FastifyInstance, config: Config): P
     limits: Limit[],
     done: (error?: Error) => void,
   ): void => {
-    if (limits.length === 0) {
-      done();
-      return;
+    const applied: Array<{ max: number; peek: boolean }> = [];
+    const counts: Array<WindowCount | undefined | Promise<WindowCount | undefined>> = [];
+    for (const each of limits) {
+      const key = each.key(request);
+      if (key === undefined) continue;
+      const name = `${each.name}:${key}`;
+      applied.push({ max: each.max, peek: each.peek === true });
+      counts.push(each.peek ? store.peek(name) : store.hit(name, MINUTE_MS));
     }
-    const counts = limits.map((each) => store.hit(`${each.name}:${each.key(request)}`, MINUTE_MS));
+    if (applied.length === 0) return done();
     const decide = (windows: Array<WindowCount | undefined>) => {
       const now = Date.now();
       let tightest: { max: number; remaining: number; resetAt: number } | undefined;
       for (const [i, window] of windows.entries()) {
-        if (!window) continue;
-        const max = (limits[i] as Limit).max;
-        const remaining = max - window.count;
+        const { max, peek } = applied[i] as { max: number; peek: boolean };
+        // A peeked limit not yet started still bounds the answer's headers at its maximum.
+        const used = (window?.count ?? 0) + (peek ? 1 : 0);
+        const remaining = max - used;
+        if (!window && !peek) continue;
         if (!tightest || remaining < tightest.remaining)
-          tightest = { max, remaining, resetAt: window.resetAt };
+          tightest = { max, remaining, resetAt: window?.resetAt ?? now + MINUTE_MS };
       }
       if (!tightest) return done();
       const seconds = Math.max(1, Math.ceil((tightest.resetAt - now) / 1000));
@@ -257,19 +307,38 @@ export async function installRateLimits(app: FastifyInstance, config: Config): P
     }
   };
 
+  const isFormPost = (request: FastifyRequest) =>
+    request.method === 'POST' && request.routeOptions.config?.auth === 'browser';
+
   app.addHook('onRequest', (request, reply, done) => {
-    const route = request.routeOptions;
-    const auth = route.config?.auth;
-    if (auth === 'client') return enforce(request, reply, clientLimits, done);
-    if (auth === 'bearer') return enforce(request, reply, bearerLimits, done);
-    const signIn = SIGN_IN_ROUTES.has(`${request.method} ${route.url ?? ''}`);
-    enforce(request, reply, signIn ? signInLimits : publicLimits, done);
+    const config = request.routeOptions.config;
+    // Client routes are counted once their body (which may name the client) is parsed.
+    if (config?.auth === 'client') return done();
+    if (config?.auth === 'bearer') return enforce(request, reply, bearerLimits, done);
+    enforce(request, reply, isFormPost(request) || config?.checksPassword ? formLimits : publicLimits, done);
   });
-  if (accountLimits.length > 0) {
-    app.addHook('preValidation', (request, reply, done) => {
-      const signIn = SIGN_IN_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`);
-      if (!signIn || accountOf(request) === undefined) return done();
-      enforce(request, reply, accountLimits, done);
-    });
-  }
+  app.addHook('preValidation', (request, reply, done) => {
+    const config = request.routeOptions.config;
+    if (config?.auth === 'client') return enforce(request, reply, clientLimits, done);
+    if (config?.checksPassword && accountLimits.length > 0)
+      return enforce(request, reply, accountLimits, done);
+    done();
+  });
+
+  // What a request turned out to be is counted after it is answered: a failed authentication
+  // against its address, an authenticated client against that client.
+  const failedAuthLimit = failedAuth[0];
+  const clientLimit = config.RATE_LIMIT_TOKEN_PER_MIN > 0;
+  app.addHook('onResponse', (request, reply, done) => {
+    const auth = request.routeOptions.config?.auth;
+    if (auth !== 'client' && auth !== 'bearer') return done();
+    const counting: Array<ReturnType<CounterStore['hit']>> = [];
+    if (reply.statusCode === 401 && failedAuthLimit)
+      counting.push(store.hit(`failed-auth:${request.ip}`, MINUTE_MS));
+    const client = authenticatedClients.get(request);
+    if (client !== undefined && clientLimit) counting.push(store.hit(`client:${client}`, MINUTE_MS));
+    // Nothing waits for these; a Redis error was already logged by the store.
+    for (const count of counting) if (count instanceof Promise) count.catch(() => undefined);
+    done();
+  });
 }

@@ -10,6 +10,8 @@ declare module 'fastify' {
     auth?: RouteAuth;
     /** Required on every route: one line for the catalogue. */
     description?: string;
+    /** The route checks the password of the account named in its body: that account is rate limited too. */
+    checksPassword?: boolean;
   }
 }
 

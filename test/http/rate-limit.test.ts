@@ -22,6 +22,7 @@ const LIMITS = {
   RATE_LIMIT_TOKEN_PER_MIN: '2',
   RATE_LIMIT_BEARER_PER_MIN: '2',
   RATE_LIMIT_SIGNIN_PER_MIN: '3',
+  RATE_LIMIT_FAILED_AUTH_PER_MIN: '3',
 };
 
 let t: TestApp;
@@ -122,6 +123,108 @@ describe('the token endpoint, per client', () => {
     for (let i = 0; i < 2; i++) expectApiError(await tokenRequest(shop, newIp()), 400, 'invalid_grant');
     expectLimited(await tokenRequest(shop, newIp()), 2);
     expectApiError(await tokenRequest(other, newIp()), 400, 'invalid_grant');
+  });
+
+  it('counts a client only once it authenticated: wrong secrets with its public id cannot use up its limit', async () => {
+    const victim = await makeClient(t);
+    const impostor = { ...victim, clientSecret: 'sk_wrong' };
+    for (let i = 0; i < 21; i++) expectApiError(await tokenRequest(impostor, newIp()), 401, 'invalid_client');
+    expectApiError(await tokenRequest(victim, newIp()), 400, 'invalid_grant');
+    // The same holds for client_secret_post.
+    for (let i = 0; i < 5; i++) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/oauth/token',
+        remoteAddress: newIp(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `grant_type=refresh_token&refresh_token=rt_x&client_id=${victim.clientId}&client_secret=sk_wrong`,
+      });
+      expectApiError(res, 401, 'invalid_client');
+    }
+    expectApiError(await tokenRequest(victim, newIp()), 400, 'invalid_grant');
+  });
+});
+
+describe('failed authentications, per IP', () => {
+  it('client authentication: after the allowed failures the address is refused, others are not', async () => {
+    const client = await makeClient(t);
+    const ip = newIp();
+    const request = (secret: string, from: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/oauth/revoke',
+        remoteAddress: from,
+        headers: {
+          authorization: basic({ ...client, clientSecret: secret }),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        payload: 'token=at_x',
+      });
+    for (let i = 0; i < 3; i++) expectApiError(await request(`sk_guess_${i}`, ip), 401, 'invalid_client');
+    expectLimited(await request(client.clientSecret, ip), 3);
+    expect((await request(client.clientSecret, newIp())).statusCode).toBe(200);
+  });
+
+  it('bearer routes: invalid tokens from one address are refused past the limit, on every bearer route', async () => {
+    const user = await makeUser(t);
+    const client = await makeClient(t);
+    const good = await insertAccessToken(t.database.db, {
+      userId: user.id,
+      clientId: client.clientId,
+      scopes: ['openid'],
+    });
+    const ip = newIp();
+    for (let i = 0; i < 3; i++) {
+      expectApiError(
+        await get(t, '/api/v1/oauth/userinfo', ip, { authorization: `Bearer at_guess_${i}` }),
+        401,
+        'invalid_token',
+      );
+    }
+    expectLimited(await get(t, '/api/v1/me', ip, { authorization: `Bearer ${good}` }), 3);
+    expect((await get(t, '/api/v1/me', newIp(), { authorization: `Bearer ${good}` })).statusCode).toBe(200);
+  });
+});
+
+describe('every form POST counts as sign-in, per IP', () => {
+  // Public routes allow more here, so only the sign-in limit can answer 429.
+  let forms: TestApp;
+  beforeAll(async () => {
+    forms = await createTestApp({ env: { ...LIMITS, RATE_LIMIT_PUBLIC_PER_MIN: '100' } });
+  });
+  afterAll(() => forms.close());
+
+  it.each([
+    '/signup',
+    '/signout',
+    '/api/v1/oauth/authorize/decision',
+    '/account/apps/revoke',
+    '/account/devices/signout',
+  ])('%s', async (path) => {
+    const ip = newIp();
+    const post = () =>
+      forms.app.inject({
+        method: 'POST',
+        url: path,
+        remoteAddress: ip,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'csrf_token=x&username=someone&password=something',
+      });
+    for (let i = 0; i < 3; i++) expect((await post()).statusCode).not.toBe(429);
+    expectLimited(await post(), 3, true);
+  });
+
+  it('a huge username is bounded before any work: an ordinary answer, also at the account limit', async () => {
+    const username = '\ufdfa'.repeat(100_000);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/signin',
+      remoteAddress: newIp(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ username, password: 'x', csrf_token: 'x' }).toString(),
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
   });
 });
 

@@ -18,7 +18,8 @@ import { authenticate, type SignUpField, type SignUpProblem, signUp } from './ac
 /** An OAuth authorization request id, as the authorize endpoint hands it to the sign-in page. */
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
 
-const text = z.string().optional();
+/** Every field of the forms is bounded before any work on it (no field of ours comes near this). */
+const text = z.string().max(4096).optional();
 
 /** `request`: absent or empty (a hidden field left blank) means none; anything else must be an id. */
 const requestIdField = z
@@ -169,6 +170,7 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       config: {
         auth: 'browser',
         description: 'Sign in with username and password (form POST, CSRF token); redirects on success',
+        checksPassword: true,
       },
       schema: { body: signInBody },
     },

@@ -46,8 +46,13 @@ export function normalizeUsername(raw: string): string {
   return raw.normalize('NFKC').trim();
 }
 
+/** Longer input cannot be a username (32 characters after NFKC, which may expand a character). */
+export const USERNAME_INPUT_MAX_LENGTH = 128;
+
 export const usernameSchema = z
   .string()
+  // Bounded before NFKC, which takes a fraction of a second on a megabyte.
+  .max(USERNAME_INPUT_MAX_LENGTH, 'username must be 3–32 characters of letters a–z, digits and _')
   .transform(normalizeUsername)
   .refine((value) => USERNAME_PATTERN.test(value), {
     message: 'username must be 3–32 characters of letters a–z, digits and _, and not only digits',

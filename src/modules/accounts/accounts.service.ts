@@ -28,6 +28,7 @@ import {
   emailSchema,
   normalizeUsername,
   passwordSchema,
+  USERNAME_INPUT_MAX_LENGTH,
   USERNAME_PATTERN,
   usernameSchema,
 } from './accounts.schemas.js';
@@ -196,7 +197,9 @@ export async function signUp(
 ): Promise<SignUpResult> {
   const errors: Partial<Record<SignUpField, SignUpProblem>> = {};
   if (!usernameSchema.safeParse(form.username).success) {
-    errors.username = USERNAME_PATTERN.test(normalizeUsername(form.username))
+    errors.username = USERNAME_PATTERN.test(
+      normalizeUsername(form.username.slice(0, USERNAME_INPUT_MAX_LENGTH)),
+    )
       ? 'username_reserved'
       : 'username_format';
   }
@@ -229,9 +232,6 @@ export type SignInResult =
   | { ok: true; user: { id: number; username: string } }
   /** `wrong_credentials` for an unknown user and for a wrong password alike; `disabled` only with the right password. */
   | { ok: false; reason: 'wrong_credentials' | 'disabled' };
-
-/** Longer input cannot be a username (32 characters after NFKC; some characters expand). */
-const USERNAME_INPUT_MAX_LENGTH = 128;
 
 /**
  * Which budget of failed checks an attempt counts against, once its account is known: the source

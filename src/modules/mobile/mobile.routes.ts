@@ -86,6 +86,7 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         auth: 'mobile',
         description:
           'Official app only: {client_id, device_id, challenge, signature, public_key, username, password} → tokens and the profile; registers the device key',
+        checksPassword: true,
       },
       schema: { body: verifyBodySchema, response: { 200: sessionResponseSchema } },
       preValidation: requireOfficialClient,

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../../app.js';
 import { issueCsrfToken, verifyCsrfToken } from '../../http/csrf.js';
 import { renderErrorPage, renderPage } from '../../http/pages.js';
+import { countAuthenticatedClient } from '../../http/rate-limit.js';
 import { loadSession } from '../../http/session.js';
 import { AccessDenied, ApiError, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
@@ -242,6 +243,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       noStore(reply);
       const params = formParameters(request);
       const client = await authenticateClient(request, params, deps);
+      countAuthenticatedClient(request, client.client_id);
       return handleTokenRequest(deps, client, params);
     },
   );
@@ -253,6 +255,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       noStore(reply);
       const params = formParameters(request);
       const client = await authenticateClient(request, params, deps);
+      countAuthenticatedClient(request, client.client_id);
       await revokeToken(deps, client, params);
       // RFC 7009 answers 200 whether or not the token was known; the log says only that it was asked.
       await auditRequest(deps, request, {
@@ -272,6 +275,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       noStore(reply);
       const params = formParameters(request);
       const client = await authenticateClient(request, params, deps);
+      countAuthenticatedClient(request, client.client_id);
       return introspectToken(deps, client, params);
     },
   );
