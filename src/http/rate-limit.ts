@@ -273,7 +273,10 @@ export async function installRateLimits(app: FastifyInstance, config: Config): P
       applied.push({ max: each.max, peek: each.peek === true });
       counts.push(each.peek ? store.peek(name) : store.hit(name, MINUTE_MS));
     }
-    if (applied.length === 0) return done();
+    if (applied.length === 0) {
+      done();
+      return;
+    }
     const decide = (windows: Array<WindowCount | undefined>) => {
       const now = Date.now();
       let tightest: { max: number; remaining: number; resetAt: number } | undefined;
