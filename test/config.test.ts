@@ -16,6 +16,7 @@ describe('loadConfig', () => {
       RATE_LIMIT_TOKEN_PER_MIN: 600,
       RATE_LIMIT_SIGNIN_PER_MIN: 10,
       RATE_LIMIT_BEARER_PER_MIN: 1200,
+      RATE_LIMIT_FAILED_AUTH_PER_MIN: 100,
       cookieSecretIsDefault: true,
     });
     expect(config.DATABASE_URL).toBeUndefined();

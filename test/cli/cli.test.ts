@@ -133,7 +133,7 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}, no server runni
         'long enough password',
         '--json',
       ]),
-      /username must be 3–32 characters/,
+      /username must be 3-32 characters/,
     );
     failed(
       await idp(['users', 'create', '--username', 'shorty', '--password', 'short', '--json']),

@@ -77,7 +77,7 @@ describe('idp wallet credit', () => {
     failed(await idp(['wallet', 'credit', 'nobody', '5', '--json']), /no user named nobody/);
     failed(
       await idp(['wallet', 'credit', 'walter', '5', '--description', '', '--json']),
-      /description must be 1–255 characters/,
+      /description must be 1-255 characters/,
     );
   });
 });

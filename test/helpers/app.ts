@@ -20,6 +20,7 @@ const NO_RATE_LIMITS = {
   RATE_LIMIT_TOKEN_PER_MIN: '0',
   RATE_LIMIT_BEARER_PER_MIN: '0',
   RATE_LIMIT_SIGNIN_PER_MIN: '0',
+  RATE_LIMIT_FAILED_AUTH_PER_MIN: '0',
 };
 
 export function testConfig(env: Record<string, string> = {}): Config {

@@ -20,6 +20,8 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9_-]{1,100}$/;
 
 /** Every field of the forms is bounded before any work on it (no field of ours comes near this). */
 const text = z.string().max(4096).optional();
+/** Passwords are only compared, never transformed: a long one is answered as a wrong one, with no argon2 work on it. */
+const password = z.string().optional();
 
 /** `request`: absent or empty (a hidden field left blank) means none; anything else must be an id. */
 const requestIdField = z
@@ -39,8 +41,8 @@ const flowQuery = z.object(flowFields);
 const formBody = <Shape extends z.ZodRawShape>(shape: Shape) =>
   z.preprocess((value) => value ?? {}, z.object(shape));
 
-const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password: text });
-const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password: text, email: text });
+const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password });
+const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password, email: text });
 const signOutBody = formBody({ csrf_token: text });
 const revokeBody = formBody({ csrf_token: text, client_id: text });
 const deviceSignOutBody = formBody({ csrf_token: text, device: text });
