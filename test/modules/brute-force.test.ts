@@ -34,6 +34,39 @@ async function signInPage(username: string, password: string, browser = new Brow
   return /Wrong username or password\./.test(res.body) ? 'wrong' : res.body;
 }
 
+/** The official app on a phone with its own key: `verify(deviceId, username, password)` through the mobile routes. */
+async function officialApp() {
+  const app = await createClient(t.database.db, t.clock, {
+    name: 'Official app',
+    siteUrl: 'https://id.example',
+    redirectUris: ['https://id.example/app'],
+    officialMobile: true,
+  });
+  const keys = generateKeyPairSync('ed25519');
+  return async (deviceId: string, username: string, password: string) => {
+    const challenge = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/mobile/challenge',
+        payload: { client_id: app.client_id, device_id: deviceId },
+      })
+    ).json().challenge as string;
+    return t.app.inject({
+      method: 'POST',
+      url: '/api/v1/mobile/verify',
+      payload: {
+        client_id: app.client_id,
+        device_id: deviceId,
+        challenge,
+        signature: sign(null, Buffer.from(`${challenge}.${deviceId}`), keys.privateKey).toString('base64url'),
+        public_key: keys.publicKey.export({ format: 'jwk' }).x,
+        username,
+        password,
+      },
+    });
+  };
+}
+
 describe('the sign-in page', () => {
   it('locks an account after the allowed failures, with the answer of a wrong password, until the window ends', async () => {
     const user = await makeUser(t);
@@ -98,37 +131,9 @@ describe('parallel guesses', () => {
 describe('the mobile app shares the count', () => {
   it('wrong passwords through mobile verify lock the sign-in page too', async () => {
     const user = await makeUser(t);
-    const app = await createClient(t.database.db, t.clock, {
-      name: 'Official app',
-      siteUrl: 'https://id.example',
-      redirectUris: ['https://id.example/app'],
-      officialMobile: true,
-    });
-    const deviceId = 'brute-force-device';
-    const keys = generateKeyPairSync('ed25519');
+    const verify = await officialApp();
     for (let i = 0; i < 3; i++) {
-      const challenge = (
-        await t.app.inject({
-          method: 'POST',
-          url: '/api/v1/mobile/challenge',
-          payload: { client_id: app.client_id, device_id: deviceId },
-        })
-      ).json().challenge as string;
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/mobile/verify',
-        payload: {
-          client_id: app.client_id,
-          device_id: deviceId,
-          challenge,
-          signature: sign(null, Buffer.from(`${challenge}.${deviceId}`), keys.privateKey).toString(
-            'base64url',
-          ),
-          public_key: keys.publicKey.export({ format: 'jwk' }).x,
-          username: user.username,
-          password: 'wrong password',
-        },
-      });
+      const res = await verify('brute-force-device', user.username, 'wrong password');
       expect(res.json()).toMatchObject({ error: 'invalid_grant' });
     }
     expect(await signInPage(user.username, user.password)).toBe('wrong');
@@ -173,37 +178,8 @@ describe("a stranger's failures do not lock the owner out (device cookies)", () 
 
   it("the app's registered device keeps its own budget at mobile verify", async () => {
     const user = await makeUser(t);
-    const app = await createClient(t.database.db, t.clock, {
-      name: 'Official app',
-      siteUrl: 'https://id.example',
-      redirectUris: ['https://id.example/app'],
-      officialMobile: true,
-    });
-    const keys = generateKeyPairSync('ed25519');
-    const verify = async (deviceId: string, password: string) => {
-      const challenge = (
-        await t.app.inject({
-          method: 'POST',
-          url: '/api/v1/mobile/challenge',
-          payload: { client_id: app.client_id, device_id: deviceId },
-        })
-      ).json().challenge as string;
-      return t.app.inject({
-        method: 'POST',
-        url: '/api/v1/mobile/verify',
-        payload: {
-          client_id: app.client_id,
-          device_id: deviceId,
-          challenge,
-          signature: sign(null, Buffer.from(`${challenge}.${deviceId}`), keys.privateKey).toString(
-            'base64url',
-          ),
-          public_key: keys.publicKey.export({ format: 'jwk' }).x,
-          username: user.username,
-          password,
-        },
-      });
-    };
+    const phone = await officialApp();
+    const verify = (deviceId: string, password: string) => phone(deviceId, user.username, password);
     expect((await verify('owners-phone-1', user.password)).statusCode).toBe(200);
     for (let i = 0; i < 4; i++) expect(await signInPage(user.username, `guess ${i}`)).toBe('wrong');
     expect((await verify('another-phone-1', user.password)).statusCode).toBe(400);

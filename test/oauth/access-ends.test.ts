@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { disableUser } from '../../src/modules/accounts/accounts.service.js';
+import { disableUser, enableUser } from '../../src/modules/accounts/accounts.service.js';
 import { updateClient } from '../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
@@ -65,12 +65,18 @@ async function consentedCode(browser: Browser, client: TestClient, params: Recor
 
 const later = (seconds: number) => t.clock.set(new Date(t.clock.now().getTime() + seconds * 1000));
 
+/** A new site, a new user, and that user's browser, signed in. */
+async function signedInUser(): Promise<{ client: TestClient; user: TestUser; browser: Browser }> {
+  const client = await makeClient(t);
+  const user = await makeUser(t);
+  const browser = new Browser(t.app);
+  await signIn(browser, user);
+  return { client, user, browser };
+}
+
 describe('a code issued before access ended mints nothing', () => {
   it('revoking the app on /account: the unredeemed code fails, and the app is gone for good', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, browser } = await signedInUser();
     const code = await consentedCode(browser, client);
     later(1);
 
@@ -87,10 +93,7 @@ describe('a code issued before access ended mints nothing', () => {
   });
 
   it('the redemption itself checks the consent: a code whose consent is gone is refused', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, user, browser } = await signedInUser();
     const code = await consentedCode(browser, client);
     // The consent goes without the revocation path (as if removed between issuing and redeeming).
     await t.database.db.deleteFrom('consents').where('user_id', '=', user.id).execute();
@@ -100,22 +103,15 @@ describe('a code issued before access ended mints nothing', () => {
   });
 
   it('disabling the user ends the unredeemed code; enabling again does not bring it back', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, user, browser } = await signedInUser();
     const code = await consentedCode(browser, client);
     await disableUser(t.database.db, t.clock, user.username);
-    const { enableUser } = await import('../../src/modules/accounts/accounts.service.js');
     await enableUser(t.database.db, t.clock, user.username);
     expectApiError(await exchangeCode(t.app, client, code), 400, 'invalid_grant');
   });
 
   it('disabling the client ends its codes and tokens, also after it is enabled again', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, browser } = await signedInUser();
     const tokens = (await exchangeCode(t.app, client, await consentedCode(browser, client))).json() as {
       access_token: string;
       refresh_token: string;
@@ -140,10 +136,7 @@ describe('a code issued before access ended mints nothing', () => {
   });
 
   it('a refresh token stops working when the app is revoked', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, browser } = await signedInUser();
     const tokens = (await exchangeCode(t.app, client, await consentedCode(browser, client))).json() as {
       refresh_token: string;
     };
@@ -160,10 +153,7 @@ describe('a code issued before access ended mints nothing', () => {
 
 describe('prompt=login and max_age cannot be skipped', () => {
   it('prompt=login: a decision posted with the old session goes to sign-in, and no code is issued', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, user, browser } = await signedInUser();
     // Allowed before, so only the sign-in stands between the request and a code.
     await consentedCode(browser, client);
     const redirect = await browser.get(authorizeUrl(client, { prompt: 'login consent' }));
@@ -198,10 +188,7 @@ describe('prompt=login and max_age cannot be skipped', () => {
   });
 
   it('max_age: a session older than max_age signs in again; a recent one does not', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, user, browser } = await signedInUser();
     const signedInAt = Math.floor(t.clock.now().getTime() / 1000);
     await consentedCode(browser, client);
     later(120);
@@ -226,10 +213,7 @@ describe('prompt=login and max_age cannot be skipped', () => {
   });
 
   it('max_age=0 asks for a sign-in every time, which then satisfies it', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, user, browser } = await signedInUser();
     await consentedCode(browser, client);
     later(1);
     const redirect = await browser.get(authorizeUrl(client, { max_age: '0' }));
@@ -240,10 +224,7 @@ describe('prompt=login and max_age cannot be skipped', () => {
   });
 
   it('max_age: a decision posted after max_age ran out goes to sign-in', async () => {
-    const client = await makeClient(t);
-    const user = await makeUser(t);
-    const browser = new Browser(t.app);
-    await signIn(browser, user);
+    const { client, browser } = await signedInUser();
     const page = await browser.get(authorizeUrl(client, { max_age: '60' }));
     expect(page.statusCode).toBe(200);
     later(120);
