@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { decodeBasicCredentials } from '../lib/basic-credentials.js';
 import { InvalidRequest } from '../lib/errors.js';
 
 /**
@@ -38,21 +39,6 @@ function describePlace(part: string, path: string[]): string {
   return [part, ...path.map((key) => (/^[A-Za-z0-9_]{1,40}$/.test(key) ? key : '?'))].join('.');
 }
 
-/**
- * The client credentials of `Authorization: Basic`, decoded as the token endpoint will decode them,
- * so that a NUL or a lone surrogate there is refused like one in the body.
- */
-function basicCredentials(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (header === undefined || !/^basic /i.test(header)) return undefined;
-  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-  try {
-    return decodeURIComponent(decoded.replace(/\+/g, ' '));
-  } catch {
-    return decoded; // not form-encoded: client authentication refuses it with invalid_client
-  }
-}
-
 function hasContent(value: unknown): boolean {
   if (value === undefined || value === null) return false;
   if (typeof value !== 'object') return true;
@@ -78,8 +64,13 @@ export function installInputGuard(app: FastifyInstance): void {
         break;
       }
     }
-    const credentials = basicCredentials(request);
-    if (place === undefined && credentials !== undefined && !isAcceptableText(credentials))
+    // The Basic credentials, decoded as client authentication will decode them.
+    const credentials = decodeBasicCredentials(request.headers.authorization);
+    if (
+      place === undefined &&
+      typeof credentials === 'object' &&
+      !(isAcceptableText(credentials.clientId) && isAcceptableText(credentials.clientSecret))
+    )
       place = 'the Basic credentials';
     if (place !== undefined) {
       done(

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Redis, type Result } from 'ioredis';
 import type { Config } from '../config.js';
+import { decodeBasicCredentials } from '../lib/basic-credentials.js';
 import { RateLimited } from '../lib/errors.js';
 import { bearerTokenHash } from './bearer-auth.js';
 
@@ -175,17 +176,8 @@ function accountOf(request: FastifyRequest): string | undefined {
 
 /** The client a client-authenticated request names: its Basic credentials' id, or `client_id` in the form body. */
 function namedClientId(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
-  if (header && /^basic /i.test(header)) {
-    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon <= 0) return undefined;
-    try {
-      return decodeURIComponent(decoded.slice(0, colon)).slice(0, 200);
-    } catch {
-      return undefined; // not form-encoded: client authentication refuses it
-    }
-  }
+  const basic = decodeBasicCredentials(request.headers.authorization);
+  if (basic !== undefined) return basic === 'malformed' ? undefined : basic.clientId.slice(0, 200);
   const posted = (request.body as { client_id?: unknown } | undefined)?.client_id;
   return typeof posted === 'string' ? posted.slice(0, 200) : undefined;
 }

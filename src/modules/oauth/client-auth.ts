@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import { type BasicCredentials, decodeBasicCredentials } from '../../lib/basic-credentials.js';
 import type { Clock } from '../../lib/clock.js';
 import { InvalidClient, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
@@ -11,31 +12,7 @@ import type { ClientCache } from './client-cache.js';
 /** Compared against when the client is unknown, so that answer takes as long as a wrong secret. */
 const DUMMY_HASH = hashSecret('no such client');
 
-interface PresentedCredentials {
-  clientId: string;
-  clientSecret: string;
-}
-
-/** RFC 6749 Appendix B: each part of Basic credentials is form-urlencoded before base64. */
-function formDecode(value: string): string {
-  return decodeURIComponent(value.replace(/\+/g, ' '));
-}
-
-function fromBasicHeader(header: string): PresentedCredentials {
-  const match = /^Basic +([A-Za-z0-9+/=._~-]+) *$/i.exec(header);
-  if (!match?.[1]) throw new InvalidClient('The Authorization header is not valid Basic credentials.');
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon === -1) throw new InvalidClient('Basic credentials must be client_id:client_secret.');
-  try {
-    return {
-      clientId: formDecode(decoded.slice(0, colon)),
-      clientSecret: formDecode(decoded.slice(colon + 1)),
-    };
-  } catch {
-    throw new InvalidClient('Basic credentials are not correctly form-urlencoded.');
-  }
-}
+type PresentedCredentials = BasicCredentials;
 
 /**
  * Authenticates the calling client at the token, revocation and introspection endpoints:
@@ -57,7 +34,13 @@ export async function authenticateClient(
         'Use one client authentication method: HTTP Basic or client_secret in the body, not both.',
       );
     }
-    credentials = fromBasicHeader(header);
+    const decoded = decodeBasicCredentials(header);
+    if (decoded === undefined || decoded === 'malformed') {
+      throw new InvalidClient(
+        'The Authorization header is not Basic client_id:client_secret, each form-urlencoded (RFC 6749 section 2.3.1).',
+      );
+    }
+    credentials = decoded;
     if (postedId !== undefined && postedId !== credentials.clientId) {
       throw new InvalidRequest('client_id in the body differs from the one in the Authorization header.');
     }
