@@ -113,6 +113,21 @@ export async function seedCodes(db: Kysely<Database>, seeded: Seeded, count: num
   const now = systemClock.now();
   const challenge = createHash('sha256').update(CODE_VERIFIER).digest('base64url');
   const scopes = normalizeScopes(['openid', 'profile', 'email', 'verified']);
+  // A code is redeemed only under the consent it was issued with, given before it.
+  const consentedAt = new Date(now.getTime() - 1000);
+  await db
+    .insertInto('consents')
+    .values(
+      seeded.users.map((user) => ({
+        user_id: user.id,
+        client_pk: seeded.client.pk,
+        scopes,
+        created_at: consentedAt,
+        updated_at: consentedAt,
+      })),
+    )
+    .onConflict((conflict) => conflict.columns(['user_id', 'client_pk']).doNothing())
+    .execute();
   for (let offset = 0; offset < count; offset += 1000) {
     const batch = Array.from({ length: Math.min(1000, count - offset) }, (_, i) => {
       const code = generateSecret('authorizationCode');
