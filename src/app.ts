@@ -9,7 +9,7 @@ import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
-import { answerClientError, installLingeringClose } from './http/connection-errors.js';
+import { answerClientError, answerFrameworkError, installLingeringClose } from './http/connection-errors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installInputGuard } from './http/input-guard.js';
 import { createLogger } from './http/logger.js';
@@ -83,6 +83,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
     routerOptions: { maxParamLength: 200 },
   });
   app.setValidatorCompiler(validatorCompiler);

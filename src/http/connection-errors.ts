@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../lib/errors.js';
 
 /** What Node's HTTP parser refuses before any route runs, in the contract's words. */
@@ -35,6 +35,34 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     );
   }
   socket.destroy();
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL its router cannot decode (a malformed percent-encoding in the
+ * path, `FST_ERR_BAD_URL`), a route parameter over the length limit, or a failed route constraint,
+ * in the contract's words instead of Fastify's body, which repeats the URL. No route has run, so
+ * the answer is written as it is.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  _request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const apiError =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ApiError(414, 'invalid_request', 'A part of the path is longer than this server accepts.')
+      : new ApiError(
+          400,
+          'invalid_request',
+          'The path of the URL is not valid: a percent-encoding is malformed.',
+        );
+  const body = JSON.stringify(apiError.toBody());
+  reply.raw.writeHead(apiError.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  });
+  reply.raw.end(body);
 }
 
 /** How much of a body that was answered before it was read is still read and dropped. */

@@ -58,6 +58,23 @@ describe('errors raised by the HTTP parser are in the contract shape', () => {
   });
 });
 
+describe('a URL the router cannot decode', () => {
+  it.each(['/api/v1/%', '/%E0%A4%A', '/signin/%ZZ'])(
+    '%s: 400 invalid_request, without the URL',
+    async (url) => {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.json()).toEqual({
+        ok: false,
+        error: 'invalid_request',
+        error_description: expect.any(String),
+      });
+      expect(res.body).not.toContain('%');
+    },
+  );
+});
+
 describe('a body over 1 MiB', () => {
   /**
    * Writes a 5 MB form body to the end, as a simple client does, and only then reads the answer.

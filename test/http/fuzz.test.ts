@@ -342,7 +342,11 @@ function overlay(
   return [...base.filter(([name]) => !names.has(name)), ...changes];
 }
 
+/** Path tails a router cannot decode, or decodes to something odd: such a request reaches no route. */
+const BAD_PATH_TAILS = ['%', '%E0%A4%A', '%ZZ', '%00', '%ED%A0%80', '%2e%2e/%2e%2e', '..;/x'];
+
 interface GeneratedRequest {
+  badPathTail: string | null;
   fromBaseline: boolean;
   repeat: boolean;
   route: number;
@@ -357,6 +361,10 @@ interface GeneratedRequest {
 
 function generatedRequest(routeCount: number): fc.Arbitrary<GeneratedRequest> {
   return fc.record({
+    badPathTail: fc.oneof(
+      { weight: 19, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: fc.constantFrom(...BAD_PATH_TAILS) },
+    ),
     fromBaseline: fc.boolean(),
     repeat: fc.boolean(),
     route: fc.nat({ max: routeCount - 1 }),
@@ -418,7 +426,8 @@ function realJson(value: unknown): unknown {
 /** The request as light-my-request sends it. */
 function toInject(request: GeneratedRequest) {
   const route = routes[request.route] as CatalogueRoute;
-  const path = route.path.replace(/:[A-Za-z_]+/g, () => percentEncode(request.pathValue));
+  const routePath = route.path.replace(/:[A-Za-z_]+/g, () => percentEncode(request.pathValue));
+  const path = request.badPathTail === null ? routePath : `${routePath}/${request.badPathTail}`;
   const baseline = request.fromBaseline ? BASELINES[`${route.method} ${route.path}`] : undefined;
   const queryPairs = overlay(baseline?.query, request.query, request.repeat).map(
     ([name, value]): [string, string] => [name, real(value)],
@@ -483,12 +492,13 @@ function toInject(request: GeneratedRequest) {
 /** RFC 6749 §5.2: error and error_description are %x20-21 / %x23-5B / %x5D-7E. */
 const OAUTH_ERROR_TEXT = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
 
-function checkResponse(route: CatalogueRoute, res: LightMyRequestResponse): void {
+/** `page`: whether the request reached a browser route, whose errors are pages; every other error is JSON. */
+function checkResponse(route: CatalogueRoute, page: boolean, res: LightMyRequestResponse): void {
   const where = `${route.method} ${route.path} → ${res.statusCode}: ${res.body.slice(0, 300)}`;
   if (res.statusCode >= 500) throw new Error(`a ${res.statusCode}: ${where}`);
   if (res.statusCode < 400) return;
   const type = String(res.headers['content-type'] ?? '');
-  if (route.auth === 'browser') {
+  if (page) {
     if (!type.startsWith('text/html'))
       throw new Error(`a browser route answered ${type}, not a page: ${where}`);
     return;
@@ -587,7 +597,7 @@ describe('every route under generated hostile input', () => {
         const route = routes[request.route] as CatalogueRoute;
         const res = await t.app.inject(toInject(request));
         sent++;
-        checkResponse(route, res);
+        checkResponse(route, route.auth === 'browser' && request.badPathTail === null, res);
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
