@@ -17,6 +17,7 @@ import {
   postForm,
   type TestClient,
 } from '../helpers/oauth.js';
+import { insertAccessToken } from '../helpers/tokens.js';
 
 /**
  * Two instances of the service on one database, each with its own in-process token cache fed by
@@ -125,9 +126,19 @@ describe('the in-process token cache across two instances', () => {
   });
 
   it('refuses an expired token at once, cached or not', async () => {
-    const { token } = await freshToken();
+    // A token 30 s from its end: it expires well within the cache's 60 s, so only the cache's own
+    // check of the token's expiry can refuse it.
+    const user = await makeUser(a);
+    const token = await insertAccessToken(database.db, {
+      userId: user.id,
+      clientId: client.clientId,
+      scopes: ['openid', 'profile'],
+      clock: b.clock,
+      expiresAt: new Date(b.clock.now().getTime() + 30_000),
+    });
     await cachedOnB(token);
-    b.clock.advance(b.config.ACCESS_TOKEN_TTL_SECONDS * 1000 + 1);
+    b.clock.advance(31_000);
+    expect(cacheB.get(hashSecret(token), b.clock.now().getTime() - 31_000)).toBeDefined();
     expect((await userinfoOn(b, token)).statusCode).toBe(401);
   });
 

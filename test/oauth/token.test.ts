@@ -254,6 +254,16 @@ describe('authorization_code grant (RFC 6749 §4.1.3)', () => {
 describe('PKCE (RFC 7636)', () => {
   const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 
+  it('accepts the verifier of RFC 7636 Appendix B for its challenge, both as the RFC prints them', async () => {
+    const code = await mintCode(t, client, user, {
+      codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    });
+    const res = await exchangeCode(t.app, client, code, {
+      code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+    });
+    expect(res.statusCode).toBe(200);
+  });
+
   it('accepts the matching verifier', async () => {
     const code = await mintCode(t, client, user, { codeChallenge: s256(verifier) });
     expect((await exchangeCode(t.app, client, code, { code_verifier: verifier })).statusCode).toBe(200);
