@@ -270,6 +270,59 @@ describe('mobile and OAuth refresh tokens stay on their own routes', () => {
   });
 });
 
+describe('lifetimes of a device session', () => {
+  const official = () => ({
+    clientId: appClientId,
+    clientSecret: appClientSecret,
+    redirectUri: 'https://id.example/app',
+  });
+
+  it('its access token is stored with the lifetime it announces: introspection says so, and it ends then', async () => {
+    const start = t.clock.now();
+    try {
+      const phone = new Phone();
+      const res = await phone.verify();
+      const expiresIn = (res.json() as { expires_in: number }).expires_in;
+      expect(expiresIn).toBe(t.config.ACCESS_TOKEN_TTL_SECONDS);
+      const introspected = (
+        await postForm(
+          t.app,
+          '/api/v1/oauth/introspect',
+          { token: phone.accessToken },
+          { authorization: basic(official()) },
+        )
+      ).json() as { active: boolean; exp: number; iat: number };
+      expect(introspected.active).toBe(true);
+      expect(introspected.exp - introspected.iat).toBe(expiresIn);
+      t.clock.advance(expiresIn * 1000 - 1000);
+      expect((await bearerGet('/api/v1/me', phone.accessToken)).statusCode).toBe(200);
+      t.clock.advance(1000);
+      expectApiError(await bearerGet('/api/v1/me', phone.accessToken), 401, 'invalid_token');
+    } finally {
+      t.clock.set(start);
+    }
+  });
+
+  it('its refresh token works until it expires, and not after', async () => {
+    const start = t.clock.now();
+    try {
+      const lifetimeMs = t.config.REFRESH_TOKEN_TTL_SECONDS * 1000;
+      const early = new Phone();
+      expect((await early.verify()).statusCode).toBe(200);
+      t.clock.advance(lifetimeMs - 1000);
+      expect((await early.refresh()).statusCode).toBe(200);
+
+      t.clock.set(start);
+      const late = new Phone();
+      expect((await late.verify()).statusCode).toBe(200);
+      t.clock.advance(lifetimeMs);
+      expectApiError(await late.refresh(), 400, 'invalid_grant');
+    } finally {
+      t.clock.set(start);
+    }
+  });
+});
+
 describe('verify refuses, with one answer for every reason', () => {
   it('a replayed challenge', async () => {
     const phone = new Phone();
