@@ -3,7 +3,7 @@ import { buildApp } from './app.js';
 import { type ControlServer, startControlServer } from './cli/control-socket.js';
 import { assertServable, type Config, ConfigError, describeDatabaseTarget, loadConfig } from './config.js';
 import { listenForChanges } from './db/change-feed.js';
-import { controlSocketPath, type DataDirLock, lockDataDir } from './db/data-dir-lock.js';
+import { controlSocketPath, type DataDirLock, dataDirProblem, lockDataDir } from './db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { hasNoClient, logFirstRunHint } from './first-run.js';
@@ -67,6 +67,11 @@ async function main(): Promise<void> {
       onConnectionError: (error) => logger.warn({ err: error }, 'database connection failed'),
     });
   } else {
+    const problem = await dataDirProblem(config.DATA_DIR);
+    if (problem) {
+      console.error(`idp: ${problem}`);
+      process.exit(1);
+    }
     // PGlite takes no lock of its own; two processes on one directory would corrupt it.
     lock = await lockDataDir(config.DATA_DIR, 5_000);
     if (!lock) {

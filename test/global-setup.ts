@@ -32,6 +32,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
     stdio: 'inherit',
   });
 
+  // Which database, Redis and browser this run uses, said once, so a log shows what was tested.
+  const where = (url: string) => {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`; // never the password
+  };
+  process.stdout.write(
+    [
+      `tests: database ${process.env.TEST_DATABASE_URL ? `PostgreSQL at ${where(process.env.TEST_DATABASE_URL)}` : 'PGlite (embedded)'}`,
+      `Redis ${process.env.TEST_REDIS_URL ? where(process.env.TEST_REDIS_URL) : 'none (TEST_REDIS_URL unset: its tests are skipped)'}`,
+      `browser ${process.env.IDP_SKIP_BROWSER_TESTS === '1' ? 'none (IDP_SKIP_BROWSER_TESTS=1)' : '/usr/bin/chromium'}\n`,
+    ].join('; '),
+  );
+
   if (process.env.TEST_DATABASE_URL) return async () => undefined; // test databases are PostgreSQL's
   const folder = await mkdtemp(path.join(os.tmpdir(), 'idp-test-template-'));
   const template = path.join(folder, 'migrated.tar');

@@ -1,5 +1,5 @@
 import { type Config, ConfigError, loadConfig } from '../config.js';
-import { controlSocketPath, tryLockDataDir } from '../db/data-dir-lock.js';
+import { controlSocketPath, dataDirProblem, tryLockDataDir } from '../db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../db/database.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -55,6 +55,8 @@ async function run(argv: string[]): Promise<CommandOutput> {
   if (config.DATABASE_URL) {
     return runDirect(prepared, config, openPostgres({ url: config.DATABASE_URL, poolMax: 2 }), stdin);
   }
+  const problem = await dataDirProblem(config.DATA_DIR);
+  if (problem) return { exitCode: 1, stdout: '', stderr: `idp: ${problem}\n` };
   const deadline = Date.now() + BUSY_WAIT_MS;
   for (;;) {
     const lock = await tryLockDataDir(config.DATA_DIR);

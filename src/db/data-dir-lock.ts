@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -123,5 +124,30 @@ export async function lockDataDir(dataDir: string, timeoutMs: number): Promise<D
     const lock = await tryLockDataDir(dataDir);
     if (lock || Date.now() >= deadline) return lock;
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Why this process cannot use `dataDir`, in words an operator can act on, or undefined when it can:
+ * the directory is created if missing, then a file is written in it and removed. Checked before the
+ * embedded database opens it, whose own error for an unwritable directory is only an errno.
+ */
+export async function dataDirProblem(dataDir: string): Promise<string | undefined> {
+  const probe = path.join(dataDir, `.idp-write-test-${process.pid}`);
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await writeFile(probe, '');
+    await rm(probe, { force: true });
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'an error';
+    const uid = process.getuid?.();
+    const who = uid === undefined ? 'this process' : `this process (uid ${uid})`;
+    return (
+      `DATA_DIR ${dataDir} is not writable by ${who}: ${code}. ` +
+      `Make it a directory that user can write, e.g. \`chown -R ${uid ?? '<uid>'} ${dataDir}\` ` +
+      '(the Docker image runs as uid 1000: `chown -R 1000` the directory mounted at /data), ' +
+      'or set DATA_DIR to another directory, or DATABASE_URL to use PostgreSQL.'
+    );
   }
 }

@@ -11,7 +11,7 @@ import {
   succeeded,
 } from '../helpers/cli.js';
 import { CookieJar } from '../helpers/cookie-jar.js';
-import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import { createEmptyPostgresDatabase, testRedisUrl, usingPostgres } from '../helpers/database.js';
 import { freePort } from '../helpers/tcp-proxy.js';
 
 /*
@@ -31,14 +31,17 @@ let redirectUri: string;
 let site: { client_id: string; client_secret: string };
 let app: { client_id: string };
 
-describe.skipIf(!usingPostgres)('two instances on one PostgreSQL and one Redis', () => {
+/** Both are needed: TEST_DATABASE_URL and TEST_REDIS_URL. */
+const withoutServers = !usingPostgres || testRedisUrl === undefined;
+
+describe.skipIf(withoutServers)('two instances on one PostgreSQL and one Redis', () => {
   beforeAll(async () => {
     const database = await createEmptyPostgresDatabase();
     drop = database.drop;
     const [portA, portB] = [await freePort(), await freePort()];
     env = childEnv({
       DATABASE_URL: database.url,
-      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: testRedisUrl as string,
       // The address of the load balancer in front of both: one issuer.
       PUBLIC_URL: `http://127.0.0.1:${portA}`,
       COOKIE_SECRET: 'a shared cookie secret of the two instances, long enough',

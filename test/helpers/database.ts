@@ -18,6 +18,12 @@ export interface TestDatabase extends DatabaseHandle {
 
 export const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
+/**
+ * The Redis of the tests that need one (the rate limits shared by instances), from TEST_REDIS_URL;
+ * undefined when it is not set, and those tests say so by name and are skipped. CI sets it.
+ */
+export const testRedisUrl = process.env.TEST_REDIS_URL || undefined;
+
 /** A URL for a database named `name` on the TEST_DATABASE_URL server. */
 function databaseUrl(name: string): string {
   const url = new URL(process.env.TEST_DATABASE_URL as string);

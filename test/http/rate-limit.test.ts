@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/http/logger.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
+import { testRedisUrl } from '../helpers/database.js';
 import { basic, makeClient, makeUser, type TestClient } from '../helpers/oauth.js';
 import { insertAccessToken } from '../helpers/tokens.js';
 
@@ -288,9 +289,9 @@ describe("the mobile app's verify", () => {
   });
 });
 
-describe('several instances', () => {
+describe.skipIf(testRedisUrl === undefined)('several instances (needs TEST_REDIS_URL)', () => {
   it('share the counters through Redis', async () => {
-    const env = { ...LIMITS, REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379' };
+    const env = { ...LIMITS, REDIS_URL: testRedisUrl as string };
     const one = await createTestApp({ env });
     const two = await createTestApp({ env });
     try {
