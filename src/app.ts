@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
+import type { ChangeSync } from './db/change-feed.js';
 import type { Database } from './db/schema.js';
 import { answerClientError, answerFrameworkError, installLingeringClose } from './http/connection-errors.js';
 import { installErrorHandling } from './http/error-handler.js';
@@ -43,6 +44,8 @@ export interface AppDeps {
   tokenCache?: AccessTokenCache;
   /** Registered clients kept in the process (see src/modules/oauth/client-cache.ts). */
   clientCache?: ClientCache;
+  /** With the caches: waits until this instance's caches have seen its own changes (read-your-writes). */
+  changes?: ChangeSync;
 }
 
 export interface BuildAppOptions {
@@ -52,6 +55,7 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger;
   tokenCache?: AccessTokenCache;
   clientCache?: ClientCache;
+  changes?: ChangeSync;
   /** The PostgreSQL pool's connections, for the metrics. */
   poolStats?: () => PoolStats;
 }
@@ -67,6 +71,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     clock: options.clock ?? systemClock,
     ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
     ...(options.clientCache ? { clientCache: options.clientCache } : {}),
+    ...(options.changes ? { changes: options.changes } : {}),
   };
   const app = Fastify({
     loggerInstance: options.logger ?? (createLogger(options.config) as FastifyBaseLogger),
@@ -105,6 +110,18 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(swagger, openApiOptions(options.config));
   await installRateLimits(app, options.config);
   installMetrics(app, options.config, options.poolStats);
+  const changes = options.changes;
+  if (changes) {
+    // A route that ends tokens answers only once this instance's caches know: the client's next
+    // request, to this instance too, is refused (`revokes: 'refused'`: only when it answered 4xx,
+    // as the token endpoint does when a reused code or refresh token revokes a grant).
+    app.addHook('onSend', async (request, reply, payload) => {
+      const revokes = request.routeOptions.config?.revokes;
+      if (revokes === true || (revokes === 'refused' && reply.statusCode >= 400 && reply.statusCode < 500))
+        await changes.sync(options.db);
+      return payload;
+    });
+  }
   await app.register(platformRoutes, deps);
   await app.register(accountRoutes, deps);
   await app.register(oauthRoutes, deps);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type ControlServer, startControlServer } from './cli/control-socket.js';
 import { assertServable, type Config, ConfigError, describeDatabaseTarget, loadConfig } from './config.js';
-import { listenForChanges } from './db/change-feed.js';
+import { ChangeSync, listenForChanges } from './db/change-feed.js';
 import { controlSocketPath, type DataDirLock, dataDirProblem, lockDataDir } from './db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -98,7 +98,8 @@ async function main(): Promise<void> {
     maxEntries: TOKEN_CACHE_MAX_ENTRIES,
   });
   const clientCache = new ClientCache({ maxAgeMs: CACHE_MAX_AGE_MS, maxEntries: 10_000 });
-  cleanups.push(await listenForChanges(database.listen, [tokenCache, clientCache]));
+  const changes = new ChangeSync();
+  cleanups.push(await listenForChanges(database.listen, [tokenCache, clientCache, changes]));
   const app: FastifyInstance = await buildApp({
     config,
     db: database.db,
@@ -106,6 +107,7 @@ async function main(): Promise<void> {
     logger,
     tokenCache,
     clientCache,
+    changes,
     ...(database.poolStats ? { poolStats: database.poolStats } : {}),
   });
   cleanups.push(() => app.close());

@@ -12,6 +12,8 @@ declare module 'fastify' {
     description?: string;
     /** The route checks the password of the account named in its body: that account is rate limited too. */
     checksPassword?: boolean;
+    /** The route may end tokens: it answers once the instance's caches know (app.ts; 'refused': only on a 4xx). */
+    revokes?: boolean | 'refused';
   }
 }
 

@@ -68,8 +68,9 @@ export class AccessTokenCache implements ChangeListener {
 
   /** Applies one announcement: `t:<hash>`, `g:<grant id>`, `u:<user id>` or `c:<client id>`. */
   handle(payload: string): void {
-    this.version++;
     const kind = payload.slice(0, 2);
+    if (kind === 's:') return; // a sync marker (ChangeSync): no change
+    this.version++;
     const key = payload.slice(2);
     if (kind === 't:') this.delete(key);
     else if (kind === 'g:') this.deleteAll(this.byGrant.get(Number(key)));

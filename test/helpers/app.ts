@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
-import type { AccessTokenCache } from '../../src/http/token-cache.js';
+import { ChangeSync, listenForChanges } from '../../src/db/change-feed.js';
+import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from '../../src/http/token-cache.js';
 import { type Clock, fixedClock } from '../../src/lib/clock.js';
-import type { ClientCache } from '../../src/modules/oauth/client-cache.js';
+import { ClientCache } from '../../src/modules/oauth/client-cache.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export interface TestApp {
@@ -11,6 +12,11 @@ export interface TestApp {
   database: TestDatabase;
   clock: ReturnType<typeof fixedClock>;
   config: Config;
+  /**
+   * Waits until the app's caches have seen every change committed so far: after a test changes the
+   * database directly (or through a service, as the CLI would), as another process would.
+   */
+  sync(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -47,12 +53,27 @@ export async function createTestApp(
   const database = options.database ?? (await createTestDatabase());
   const clock = fixedClock('2026-06-01T12:00:00Z');
   const config = testConfig(options.env);
+  // The caches production runs with (src/main.ts), fed by the database's announcements, unless the
+  // test brings its own.
+  const tokenCache =
+    options.tokenCache ??
+    new AccessTokenCache({ maxAgeMs: CACHE_MAX_AGE_MS, maxEntries: TOKEN_CACHE_MAX_ENTRIES });
+  const clientCache =
+    options.clientCache ?? new ClientCache({ maxAgeMs: CACHE_MAX_AGE_MS, maxEntries: 10_000 });
+  const changes = new ChangeSync();
+  const fed = [
+    ...(options.tokenCache ? [] : [tokenCache]),
+    ...(options.clientCache ? [] : [clientCache]),
+    changes,
+  ];
+  const stopListening = await listenForChanges(database.listen, fed);
   const app = await buildApp({
     config,
     db: database.db,
     clock: options.clock ?? clock,
-    ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
-    ...(options.clientCache ? { clientCache: options.clientCache } : {}),
+    tokenCache,
+    clientCache,
+    changes,
     ...(options.logger ? { logger: options.logger } : {}),
   });
   return {
@@ -60,8 +81,10 @@ export async function createTestApp(
     database,
     clock,
     config,
+    sync: () => changes.sync(database.db),
     close: async () => {
       await app.close();
+      await stopListening();
       await database.drop();
     },
   };

@@ -137,6 +137,8 @@ describe('bearer authentication: invalid_token (a well-formed token that does no
     const live = await token();
     expect((await userinfo({ authorization: `Bearer ${live}` })).statusCode).toBe(200);
     await t.database.db.updateTable('access_tokens').set({ revoked_at: t.clock.now() }).execute();
+    // As when another process revokes it: once the database announced it.
+    await t.sync();
     expectApiError(await userinfo({ authorization: `Bearer ${live}` }), 401, 'invalid_token');
   });
 
@@ -147,8 +149,10 @@ describe('bearer authentication: invalid_token (a well-formed token that does no
       .set({ disabled_at: t.clock.now() })
       .where('id', '=', userId)
       .execute();
+    await t.sync(); // as when the operator's CLI, another process, did it
     expectApiError(await userinfo({ authorization: `Bearer ${live}` }), 401, 'invalid_token');
     await t.database.db.updateTable('users').set({ disabled_at: null }).where('id', '=', userId).execute();
+    await t.sync();
     expect((await userinfo({ authorization: `Bearer ${live}` })).statusCode).toBe(200);
 
     await t.database.db
@@ -156,12 +160,14 @@ describe('bearer authentication: invalid_token (a well-formed token that does no
       .set({ disabled_at: t.clock.now() })
       .where('client_id', '=', clientId)
       .execute();
+    await t.sync();
     expectApiError(await userinfo({ authorization: `Bearer ${live}` }), 401, 'invalid_token');
     await t.database.db
       .updateTable('clients')
       .set({ disabled_at: null })
       .where('client_id', '=', clientId)
       .execute();
+    await t.sync();
     expect((await userinfo({ authorization: `Bearer ${live}` })).statusCode).toBe(200);
   });
 });

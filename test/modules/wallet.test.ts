@@ -145,9 +145,12 @@ describe('access', () => {
     const outlet = await makeClient(t, { wallet: true });
     const user = await holder(10, outlet);
     expect(await balanceOf(user.token)).toBe(10);
+    // The operator's CLI is another process: the change counts once the database announced it.
     await updateClient(t.database.db, t.clock, outlet.clientId, { wallet: false });
+    await t.sync();
     for (const route of ROUTES) expectApiError(await call(route, user.token), 403, 'access_denied');
     await updateClient(t.database.db, t.clock, outlet.clientId, { wallet: true });
+    await t.sync();
     expect((await charge(user.token, order(1))).statusCode).toBe(201);
   });
 
@@ -155,6 +158,7 @@ describe('access', () => {
     const user = await holder(10);
     expect((await charge(user.token, order(1))).statusCode).toBe(201);
     await revokeAppAccess(t.database.db, { userId: user.id, clientId: shop.clientId, at: t.clock.now() });
+    await t.sync();
     for (const route of ROUTES) expectApiError(await call(route, user.token), 401, 'invalid_token');
     expect(await ledgerCount(user.id)).toBe(2);
   });

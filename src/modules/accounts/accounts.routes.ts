@@ -307,6 +307,7 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/account/apps/revoke',
     {
       config: {
+        revokes: true,
         auth: 'browser',
         description:
           "Revoke an app's access (form POST, CSRF token): forgets the consent, revokes its tokens",
@@ -338,6 +339,7 @@ export const accountRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/account/devices/signout',
     {
       config: {
+        revokes: true,
         auth: 'browser',
         description:
           'Sign a device of the mobile app out (form POST, CSRF token): its tokens and key stop working',

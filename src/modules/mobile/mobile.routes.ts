@@ -120,6 +120,7 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/v1/mobile/refresh',
     {
       config: {
+        revokes: true,
         auth: 'mobile',
         description:
           'Official app only: {client_id, device_id, refresh_token, challenge, signature} → rotated tokens',
@@ -137,6 +138,7 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     '/api/v1/mobile/logout',
     {
       config: {
+        revokes: true,
         auth: 'mobile',
         description:
           "Official app only, with the device's bearer token: {client_id, device_id} → signs the device out",

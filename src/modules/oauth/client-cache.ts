@@ -38,6 +38,7 @@ export class ClientCache implements ChangeListener {
   }
 
   handle(payload: string): void {
+    if (payload.startsWith('s:')) return; // a sync marker (ChangeSync): no change
     this.version++;
     if (payload.startsWith('c:')) {
       const clientId = this.byPk.get(Number(payload.slice(2)));

@@ -237,7 +237,11 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
   app.post(
     '/api/v1/oauth/token',
     {
-      config: { auth: 'client', description: 'OAuth 2.0 token endpoint (authorization_code, refresh_token)' },
+      config: {
+        revokes: 'refused',
+        auth: 'client',
+        description: 'OAuth 2.0 token endpoint (authorization_code, refresh_token)',
+      },
     },
     async (request, reply) => {
       noStore(reply);
@@ -250,7 +254,7 @@ export const oauthRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
 
   app.post(
     '/api/v1/oauth/revoke',
-    { config: { auth: 'client', description: 'Token revocation (RFC 7009)' } },
+    { config: { revokes: true, auth: 'client', description: 'Token revocation (RFC 7009)' } },
     async (request, reply) => {
       noStore(reply);
       const params = formParameters(request);
