@@ -1,7 +1,9 @@
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { disableUser, enableUser } from '../../src/modules/accounts/accounts.service.js';
 import { createClient, updateClient } from '../../src/modules/clients/clients.service.js';
+import { listSignedInDevices } from '../../src/modules/mobile/mobile.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
 import { Browser } from '../helpers/browser.js';
@@ -225,6 +227,23 @@ describe('a device belongs to the account signed in on it', () => {
     // Once the owner signs out on the device, another account may sign in on it.
     expect((await owners.logout()).statusCode).toBe(200);
     expect((await intruder.verify({ username: bob.username, password: bob.password })).statusCode).toBe(200);
+  });
+});
+
+describe('disabling ends device sessions', () => {
+  it('a disabled user is signed out on every device: enabled again, no device is left signed in', async () => {
+    const dora = await makeUser(t);
+    const phone = new Phone();
+    expect((await phone.verify({ username: dora.username, password: dora.password })).statusCode).toBe(200);
+    await disableUser(t.database.db, t.clock, dora.username);
+    await enableUser(t.database.db, t.clock, dora.username);
+    await t.sync();
+    expect(await listSignedInDevices(t.database.db, dora.id)).toEqual([]);
+    expectApiError(await bearerGet('/api/v1/me', phone.accessToken), 401, 'invalid_token');
+    expectApiError(await phone.refresh(), 400, 'invalid_grant');
+    // The device is free again: another account may sign in on it.
+    const other = new Phone(appClientId, phone.deviceId);
+    expect((await other.verify()).statusCode).toBe(200);
   });
 });
 

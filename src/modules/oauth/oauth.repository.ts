@@ -95,8 +95,9 @@ export async function revokeGrants(
 
 /**
  * Ends what a user's or a client's access rests on, for app revocation and for disabling a user or
- * a client: every live grant is revoked (so all of its access and refresh tokens stop at once) and
- * every code not yet redeemed is deleted, so that no code can mint tokens afterwards. Run it in the
+ * a client: every live grant is revoked (so all of its access and refresh tokens stop at once),
+ * every code not yet redeemed is deleted, so that no code can mint tokens afterwards, and every
+ * device of the mobile app signed in under them is signed out. Run it in the
  * transaction of the change it follows. At least one of `userId` and `clientPk` is required.
  */
 export async function endAccess(
@@ -108,14 +109,19 @@ export async function endAccess(
     throw new Error('endAccess needs a user or a client');
   let grants = db.updateTable('grants').set({ revoked_at: at }).where('revoked_at', 'is', null);
   let codes = db.deleteFrom('authorization_codes').where('consumed_at', 'is', null);
+  // The app's devices signed in under those grants are signed out with them (their key too).
+  let devices = db.updateTable('mobile_devices').set({ revoked_at: at }).where('revoked_at', 'is', null);
   if (where.userId !== undefined) {
     grants = grants.where('user_id', '=', where.userId);
     codes = codes.where('user_id', '=', where.userId);
+    devices = devices.where('user_id', '=', where.userId);
   }
   if (where.clientPk !== undefined) {
     grants = grants.where('client_pk', '=', where.clientPk);
     codes = codes.where('client_pk', '=', where.clientPk);
+    devices = devices.where('client_pk', '=', where.clientPk);
   }
+  await devices.execute();
   const revoked = await grants.executeTakeFirst();
   const deleted = await codes.executeTakeFirst();
   return { grantsRevoked: Number(revoked.numUpdatedRows), codesDeleted: Number(deleted.numDeletedRows) };
