@@ -115,11 +115,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // A route that ends tokens answers only once this instance's caches know: the client's next
     // request, to this instance too, is refused (`revokes: 'refused'`: only when it answered 4xx,
     // as the token endpoint does when a reused code or refresh token revokes a grant).
-    app.addHook('onSend', async (request, reply, payload) => {
+    // Synchronous (with `done`): it runs on every request, and only a revoking one waits.
+    app.addHook('onSend', (request, reply, payload, done) => {
       const revokes = request.routeOptions.config?.revokes;
-      if (revokes === true || (revokes === 'refused' && reply.statusCode >= 400 && reply.statusCode < 500))
-        await changes.sync(options.db);
-      return payload;
+      if (revokes === true || (revokes === 'refused' && reply.statusCode >= 400 && reply.statusCode < 500)) {
+        changes.sync(options.db).then(() => done(null, payload), done);
+        return;
+      }
+      done(null, payload);
     });
   }
   await app.register(platformRoutes, deps);
