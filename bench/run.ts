@@ -25,8 +25,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { AppDeps } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import type { Context } from '../src/context.js';
 import { openPglite, openPostgres } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { systemClock } from '../src/lib/clock.js';
@@ -287,9 +287,9 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(database.db);
     const config = loadConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: `http://127.0.0.1:${PORTS.idp}` });
-    const deps: AppDeps = { config, db: database.db, clock: systemClock };
+    const ctx: Context = { config, clock: systemClock };
     console.log('seeding…');
-    const seeded = await seedService(database.db, deps, { tokensPerUser: 5 });
+    const seeded = await seedService(database.db, ctx, { tokensPerUser: 5 });
     const codes = runs('compare') ? await seedCodes(database.db, seeded, onceNeeded) : [];
     const refreshTokens = runs('compare') ? await seedRefreshTokens(database.db, seeded, onceNeeded) : [];
 
@@ -496,7 +496,6 @@ async function main(): Promise<void> {
         embedded.db,
         {
           config: loadConfig({ DATA_DIR: pgliteDir, PUBLIC_URL: `http://127.0.0.1:${PORTS.pglite}` }),
-          db: embedded.db,
           clock: systemClock,
         },
         { tokensPerUser: 5 },

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { AppDeps } from '../src/app.js';
+import type { Context } from '../src/context.js';
 import type { Database } from '../src/db/schema.js';
 import { systemClock } from '../src/lib/clock.js';
 import { generateSecret, hashSecret } from '../src/lib/secrets.js';
@@ -33,7 +33,7 @@ export interface Seeded {
 
 export async function seedService(
   db: Kysely<Database>,
-  deps: AppDeps,
+  ctx: Context,
   options: { tokensPerUser: number },
 ): Promise<Seeded> {
   const created = await createClient(db, systemClock, {
@@ -69,7 +69,7 @@ export async function seedService(
         authTime: systemClock.now(),
         at: systemClock.now(),
       });
-      const issued = await issueTokenSet(trx, deps, {
+      const issued = await issueTokenSet(trx, ctx, {
         grantId: grant.id,
         userId,
         clientPk,

@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
+import type { Context, Deps } from './context.js';
 import type { ChangeSync } from './db/change-feed.js';
 import type { Database } from './db/schema.js';
 import { answerClientError, answerFrameworkError, installLingeringClose } from './http/connection-errors.js';
@@ -20,33 +21,23 @@ import { installRateLimits } from './http/rate-limit.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { responseSerializerCompiler } from './http/serializer.js';
-import type { AccessTokenCache } from './http/token-cache.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { viewsDir } from './lib/paths.js';
-import { accountRoutes } from './modules/accounts/accounts.routes.js';
-import { catalogueRoutes } from './modules/catalogue/catalogue.routes.js';
 import { mobileRoutes } from './modules/mobile/mobile.routes.js';
 import type { ClientCache } from './modules/oauth/client-cache.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
+import type { AccessTokenCache } from './modules/oidc/token-cache.js';
 import { platformRoutes } from './modules/platform/platform.routes.js';
 import { premiumRoutes } from './modules/premium/premium.routes.js';
 import { profileRoutes } from './modules/profiles/profiles.routes.js';
 import { searchRoutes } from './modules/search/search.routes.js';
 import { walletRoutes } from './modules/wallet/wallet.routes.js';
-
-/** Everything the application needs, passed in rather than found in globals. */
-export interface AppDeps {
-  config: Config;
-  db: Kysely<Database>;
-  clock: Clock;
-  /** Valid access tokens kept in the process (see src/http/token-cache.ts); absent: every request asks the database. */
-  tokenCache?: AccessTokenCache;
-  /** Registered clients kept in the process (see src/modules/oauth/client-cache.ts). */
-  clientCache?: ClientCache;
-  /** With the caches: waits until this instance's caches have seen its own changes (read-your-writes). */
-  changes?: ChangeSync;
-}
+import { accountRoutes } from './web/account.routes.js';
+import { authorizeRoutes } from './web/authorize.routes.js';
+import { catalogueRoutes } from './web/catalogue.routes.js';
+import { installPageGuards } from './web/page-guards.js';
+import { renderBrowserError } from './web/pages.js';
 
 export interface BuildAppOptions {
   config: Config;
@@ -65,14 +56,13 @@ const BODY_LIMIT = 1024 * 1024;
 
 /** Builds the application without listening: the server and every test use this. */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
-  const deps: AppDeps = {
+  const ctx: Context = {
     config: options.config,
-    db: options.db,
     clock: options.clock ?? systemClock,
     ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
     ...(options.clientCache ? { clientCache: options.clientCache } : {}),
-    ...(options.changes ? { changes: options.changes } : {}),
   };
+  const deps: Deps = { db: options.db, ctx };
   const app = Fastify({
     loggerInstance: options.logger ?? (createLogger(options.config) as FastifyBaseLogger),
     // pino's child() takes its fast path without an options object; Fastify passes an empty one
@@ -98,7 +88,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('onRoute', registry.onRoute);
   installSecurityHeaders(app, options.config);
   installLingeringClose(app);
-  installErrorHandling(app, registry);
+  installErrorHandling(app, registry, renderBrowserError);
   installInputGuard(app);
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   app.decorate('secureCookies', options.config.PUBLIC_URL.startsWith('https:'));
@@ -125,8 +115,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       done(null, payload);
     });
   }
+  installPageGuards(app, deps);
   await app.register(platformRoutes, deps);
   await app.register(accountRoutes, deps);
+  await app.register(authorizeRoutes, deps);
   await app.register(oauthRoutes, deps);
   await app.register(oidcRoutes, deps);
   await app.register(profileRoutes, deps);

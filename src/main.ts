@@ -8,11 +8,11 @@ import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js';
 import { hasNoClient, logFirstRunHint } from './first-run.js';
 import { createLogger } from './http/logger.js';
-import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './http/token-cache.js';
 import { systemClock } from './lib/clock.js';
 import { schedulePurge } from './modules/housekeeping/purge.service.js';
 import { ClientCache } from './modules/oauth/client-cache.js';
 import { ensureSigningKey } from './modules/oidc/keys.service.js';
+import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './modules/oidc/token-cache.js';
 
 /** The process: read config, open the database, migrate, listen, and shut down gracefully. */
 async function main(): Promise<void> {

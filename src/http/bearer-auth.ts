@@ -1,24 +1,10 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { AppDeps } from '../app.js';
+import type { Deps } from '../context.js';
 import { InvalidToken, Unauthorized } from '../lib/errors.js';
 import { hashSecret } from '../lib/secrets.js';
-import type { UserRow } from '../modules/accounts/accounts.repository.js';
-import { findBearerToken } from '../modules/oidc/bearer.repository.js';
+import { type AccessTokenContext, authenticateAccessToken } from '../modules/oidc/bearer.service.js';
 
-/** What a valid access token grants: who, through which client, with which scopes. */
-export interface AccessTokenContext {
-  /** SHA-256 of the token (its primary key): what a per-token rate limit or a revocation keys on. */
-  tokenHash: string;
-  grantId: number;
-  userId: number;
-  /** The client's database id. */
-  clientPk: number;
-  /** The client's public `client_id` (`pk_…`). */
-  clientId: string;
-  scopes: string[];
-  expiresAt: Date;
-  user: UserRow;
-}
+export type { AccessTokenContext } from '../modules/oidc/bearer.service.js';
 
 /**
  * `credentials = "Bearer" 1*SP b64token` (RFC 6750 §2.1); the scheme name is case-insensitive
@@ -73,55 +59,19 @@ function hashOfToken(request: FastifyRequest, token: string): string {
 }
 
 /**
- * Authenticates the request's bearer token with one indexed query (the token by its hash, joined
- * with its grant, user and client).
+ * Authenticates the request's bearer token (one indexed query, or none from the token cache).
  * @throws Unauthorized when no well-formed bearer credential was sent (see `extractBearerToken`).
- * @throws InvalidToken (401 `invalid_token`) for a well-formed token, whatever its prefix, that is
- * unknown, expired (against `deps.clock`), revoked, of a revoked grant, of a disabled user or of a
- * disabled client (CONTRACT.md §4, SPEC.md rule 2).
+ * @throws InvalidToken (401 `invalid_token`) for a well-formed token, whatever its prefix, that
+ * does not work (CONTRACT.md §4); which rule refused it goes to the log only.
  */
-export async function authenticateBearer(
-  request: FastifyRequest,
-  deps: Pick<AppDeps, 'db' | 'clock' | 'tokenCache'>,
-): Promise<AccessTokenContext> {
+export async function authenticateBearer(request: FastifyRequest, deps: Deps): Promise<AccessTokenContext> {
   const tokenHash = hashOfToken(request, extractBearerToken(request));
-  const now = deps.clock.now().getTime();
-  const cached = deps.tokenCache?.get(tokenHash, now);
-  if (cached) return cached;
-  const readVersion = deps.tokenCache?.readVersion ?? 0;
-  const row = await findBearerToken(deps.db, tokenHash);
-  const refusal = !row
-    ? 'unknown access token'
-    : row.expiresAt.getTime() <= deps.clock.now().getTime()
-      ? 'expired access token'
-      : row.tokenRevokedAt
-        ? 'access token revoked'
-        : row.grantRevokedAt
-          ? 'grant revoked'
-          : row.user.disabled_at
-            ? 'user disabled'
-            : row.clientDisabledAt
-              ? 'client disabled'
-              : undefined;
-  if (!row || refusal) {
-    // Which rule refused it is for our log; the caller learns only that the token does not work.
-    request.log.info({ reason: refusal }, 'bearer token refused');
-    throw refusal === 'expired access token'
-      ? new InvalidToken('The access token has expired.')
-      : new InvalidToken();
-  }
-  const context: AccessTokenContext = {
-    tokenHash: row.tokenHash,
-    grantId: row.grantId,
-    userId: row.user.id,
-    clientPk: row.clientPk,
-    clientId: row.clientId,
-    scopes: row.scopes,
-    expiresAt: row.expiresAt,
-    user: row.user,
-  };
-  deps.tokenCache?.set(context, now, readVersion);
-  return context;
+  const result = await authenticateAccessToken(deps.db, deps.ctx, tokenHash);
+  if (result.ok) return result.context;
+  request.log.info({ reason: result.reason }, 'bearer token refused');
+  throw result.reason === 'expired access token'
+    ? new InvalidToken('The access token has expired.')
+    : new InvalidToken();
 }
 
 const contexts = new WeakMap<FastifyRequest, AccessTokenContext>();
@@ -130,9 +80,7 @@ const contexts = new WeakMap<FastifyRequest, AccessTokenContext>();
  * A `preHandler` that requires a valid bearer token; the handler then reads it with
  * `bearerContext(request)`. Routes using it declare `config.auth: 'bearer'`.
  */
-export function requireBearer(
-  deps: Pick<AppDeps, 'db' | 'clock' | 'tokenCache'>,
-): preHandlerAsyncHookHandler {
+export function requireBearer(deps: Deps): preHandlerAsyncHookHandler {
   return async (request) => {
     contexts.set(request, await authenticateBearer(request, deps));
   };

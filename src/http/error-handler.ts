@@ -12,8 +12,6 @@ import {
   Unauthorized,
   Unavailable,
 } from '../lib/errors.js';
-import type { ErrorPageKind } from './i18n.js';
-import { type ErrorPageOptions, renderErrorPage } from './pages.js';
 import type { RouteRegistry } from './route-registry.js';
 
 interface ValidationIssue {
@@ -86,32 +84,15 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
   return reply.code(error.status).headers(error.headers).send(error.toBody());
 }
 
-/** What the error page says, by status (its texts are in src/http/i18n.ts). */
-const PAGE_KINDS: Record<number, ErrorPageKind> = {
-  400: 'bad_request',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  413: 'too_large',
-  415: 'bad_request',
-  429: 'rate_limited',
-  503: 'unavailable',
-};
-
-function errorPageOf(apiError: ApiError): { kind: ErrorPageKind; options: ErrorPageOptions } {
-  const kind = PAGE_KINDS[apiError.status] ?? (apiError.status >= 500 ? 'server_error' : 'bad_request');
-  // A 500's description is a fixed sentence that the page already says; a 429's is the retry
-  // delay, which the page says in the reader's language.
-  if (kind === 'server_error') return { kind, options: {} };
-  if (kind === 'rate_limited') {
-    const seconds = Number(apiError.headers['retry-after']);
-    return { kind, options: Number.isInteger(seconds) ? { retryAfterSeconds: seconds } : {} };
-  }
-  return { kind, options: { detail: apiError.description } };
-}
+/** How a browser route answers an error: a page in the reader's language (src/web/). */
+export type BrowserErrorRenderer = (reply: FastifyReply, error: ApiError) => FastifyReply;
 
 /** Installs the one error handler, the 404/405 handler, and the 503 answer while shutting down. */
-export function installErrorHandling(app: FastifyInstance, registry: RouteRegistry): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  registry: RouteRegistry,
+  renderBrowserError: BrowserErrorRenderer,
+): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const apiError = toApiError(error);
     if (apiError instanceof ServerError) {
@@ -125,8 +106,7 @@ export function installErrorHandling(app: FastifyInstance, registry: RouteRegist
     // headers (Retry-After on 429); every other caller the JSON body.
     if (request.routeOptions.config?.auth === 'browser') {
       reply.headers(apiError.headers);
-      const page = errorPageOf(apiError);
-      return renderErrorPage(reply, apiError.status, page.kind, page.options);
+      return renderBrowserError(reply, apiError);
     }
     return sendApiError(reply, apiError);
   });

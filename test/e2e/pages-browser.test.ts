@@ -5,11 +5,11 @@ import path from 'node:path';
 import type { AxeResults, Result as AxeViolation } from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Locale } from '../../src/http/i18n.js';
 import { projectRoot } from '../../src/lib/paths.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
+import type { Locale } from '../../src/web/i18n.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
 

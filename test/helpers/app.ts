@@ -2,9 +2,13 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { ChangeSync, listenForChanges } from '../../src/db/change-feed.js';
-import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from '../../src/http/token-cache.js';
 import { type Clock, fixedClock } from '../../src/lib/clock.js';
 import { ClientCache } from '../../src/modules/oauth/client-cache.js';
+import {
+  AccessTokenCache,
+  CACHE_MAX_AGE_MS,
+  TOKEN_CACHE_MAX_ENTRIES,
+} from '../../src/modules/oidc/token-cache.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export interface TestApp {

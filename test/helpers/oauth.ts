@@ -1,5 +1,5 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import type { AppDeps } from '../../src/app.js';
+import type { Deps } from '../../src/context.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
 import { type AuthorizationRequest, issueCode } from '../../src/modules/oauth/authorize.service.js';
@@ -18,8 +18,8 @@ export interface TestUser {
   password: string;
 }
 
-export function depsOf(t: TestApp): AppDeps {
-  return { config: t.config, db: t.database.db, clock: t.clock };
+export function depsOf(t: TestApp): Deps {
+  return { db: t.database.db, ctx: { config: t.config, clock: t.clock } };
 }
 
 let counter = 0;
@@ -85,7 +85,7 @@ export async function mintCode(
     maxAge: null,
   };
   // As the consent page does: the user allows the scopes, which are remembered with the code.
-  const location = await issueCode(deps, request, {
+  const location = await issueCode(deps.db, deps.ctx, request, {
     userId: user.id,
     authTime: t.clock.now(),
     scopes,

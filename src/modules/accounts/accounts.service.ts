@@ -256,8 +256,8 @@ export type TrustedSource = (userId: number) => string | undefined | Promise<str
  * and the mobile app's verify share this function.
  */
 export async function authenticate(
-  deps: {
-    db: Kysely<Database>;
+  db: Kysely<Database>,
+  ctx: {
     clock: Clock;
     config: Pick<Config, 'SIGN_IN_MAX_ATTEMPTS' | 'SIGN_IN_WINDOW_SECONDS'>;
   },
@@ -265,7 +265,7 @@ export async function authenticate(
   password: string,
   trustedSource?: TrustedSource,
 ): Promise<SignInResult> {
-  const { db, config } = deps;
+  const { config } = ctx;
   const username = usernameInput.length <= USERNAME_INPUT_MAX_LENGTH ? normalizeUsername(usernameInput) : '';
   const user =
     username.length > 0 && username.length <= USERNAME_INPUT_MAX_LENGTH
@@ -276,7 +276,7 @@ export async function authenticate(
     ? await countSignInAttempt(
         db,
         { userId: user.id, source },
-        deps.clock.now(),
+        ctx.clock.now(),
         config.SIGN_IN_WINDOW_SECONDS * 1000,
       )
     : 0;

@@ -77,9 +77,10 @@ export async function latestAuditEvents(db: Kysely<Database>, limit: number): Pr
 
 /** An event of an HTTP request: the time from the clock and the client IP of the request. */
 export function auditRequest(
-  deps: { db: Kysely<Database>; clock: { now(): Date } },
+  db: Kysely<Database>,
+  ctx: { clock: { now(): Date } },
   request: { ip: string },
   event: Omit<AuditEvent, 'at' | 'ip'>,
 ): Promise<void> {
-  return recordAudit(deps.db, { ...event, at: deps.clock.now(), ip: request.ip });
+  return recordAudit(db, { ...event, at: ctx.clock.now(), ip: request.ip });
 }

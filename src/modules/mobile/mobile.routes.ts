@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppDeps } from '../../app.js';
+import type { Deps } from '../../context.js';
 import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
+import { tokensIssued } from '../../http/metrics.js';
 import { AccessDenied, ApiError } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import type { ClientRow } from '../clients/clients.repository.js';
@@ -41,7 +42,7 @@ function noStore(reply: FastifyReply): void {
  * official app gets 403 on every route, whatever else it sent. Logout then needs the device's
  * bearer token. Only then is the body validated (400 invalid_request).
  */
-export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const clients = new WeakMap<FastifyRequest, ClientRow>();
   const tokens = new WeakMap<FastifyRequest, AccessTokenContext>();
@@ -75,7 +76,7 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     },
     async (request, reply) => {
       noStore(reply);
-      return issueChallenge(deps, clientOf(request), request.body);
+      return issueChallenge(deps.db, deps.ctx, clientOf(request), request.body);
     },
   );
 
@@ -94,8 +95,15 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     async (request, reply) => {
       noStore(reply);
       try {
-        const session = await verifyDevice(deps, clientOf(request), request.body, deviceLabel(request));
-        await auditRequest(deps, request, {
+        const session = await verifyDevice(
+          deps.db,
+          deps.ctx,
+          clientOf(request),
+          request.body,
+          deviceLabel(request),
+        );
+        tokensIssued.inc({ grant_type: 'mobile_verify' });
+        await auditRequest(deps.db, deps.ctx, request, {
           actor: `user:${String(session.user.id)}`,
           action: 'device_signed_in',
           subject: `client:${clientOf(request).client_id}`,
@@ -104,7 +112,7 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
         return session;
       } catch (error) {
         if (error instanceof ApiError && error.error === 'invalid_grant') {
-          await auditRequest(deps, request, {
+          await auditRequest(deps.db, deps.ctx, request, {
             actor: 'anonymous',
             action: 'sign_in_failed',
             subject: `username:${request.body.username.trim().toLowerCase().slice(0, 64)}`,
@@ -130,7 +138,9 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     },
     async (request, reply) => {
       noStore(reply);
-      return refreshDevice(deps, clientOf(request), request.body);
+      const session = await refreshDevice(deps.db, deps.ctx, clientOf(request), request.body);
+      tokensIssued.inc({ grant_type: 'mobile_refresh' });
+      return session;
     },
   );
 
@@ -150,8 +160,8 @@ export const mobileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       noStore(reply);
       const token = tokens.get(request);
       if (!token) throw new Error('requireDeviceToken did not run on this route');
-      const result = await logoutDevice(deps, clientOf(request), token, request.body);
-      await auditRequest(deps, request, {
+      const result = await logoutDevice(deps.db, deps.ctx, clientOf(request), token, request.body);
+      await auditRequest(deps.db, deps.ctx, request, {
         actor: `user:${token.userId}`,
         action: 'device_signed_out',
         subject: `client:${clientOf(request).client_id}`,

@@ -1,8 +1,7 @@
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { AppDeps } from '../../app.js';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import { tokensIssued } from '../../http/metrics.js';
 import { AccessDenied, InvalidGrant, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
 import { isUniqueViolation } from '../../lib/validation.js';
@@ -89,12 +88,12 @@ function signedByKey(publicKey: string, signature: string, challenge: string, de
  * @throws InvalidGrant when it is unknown, used, expired, or another client's or device's.
  */
 async function useChallenge(
-  deps: AppDeps,
+  db: Kysely<Database>,
   client: ClientRow,
   input: { challenge: string; device_id: string },
   now: Date,
 ): Promise<void> {
-  const fresh = await consumeChallenge(deps.db, {
+  const fresh = await consumeChallenge(db, {
     hash: hashSecret(input.challenge),
     clientPk: client.id,
     deviceId: input.device_id,
@@ -105,13 +104,14 @@ async function useChallenge(
 
 /** POST /api/v1/mobile/challenge: a single-use nonce for this device, valid CHALLENGE_TTL_SECONDS. */
 export async function issueChallenge(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   client: ClientRow,
   input: ChallengeBody,
 ): Promise<{ ok: true; challenge: string; expires_in: number }> {
   const challenge = randomBytes(32).toString('base64url');
-  const now = deps.clock.now();
-  await insertChallenge(deps.db, {
+  const now = ctx.clock.now();
+  await insertChallenge(db, {
     hash: hashSecret(challenge),
     clientPk: client.id,
     deviceId: input.device_id,
@@ -122,11 +122,11 @@ export async function issueChallenge(
 }
 
 async function sessionResponse(
-  deps: AppDeps,
   trx: Kysely<Database>,
+  ctx: Context,
   session: { grantId: number; userId: number; clientPk: number },
 ): Promise<SessionResponse> {
-  const tokens = await issueTokenSet(trx, deps, {
+  const tokens = await issueTokenSet(trx, ctx, {
     ...session,
     scopes: MOBILE_SCOPES,
     withRefreshToken: true,
@@ -140,7 +140,7 @@ async function sessionResponse(
     token_type: 'Bearer',
     expires_in: tokens.expiresIn,
     scope: MOBILE_SCOPES.join(' '),
-    user: presentUserinfo(user, MOBILE_SCOPES, deps.config.PUBLIC_URL),
+    user: presentUserinfo(user, MOBILE_SCOPES, ctx.config.PUBLIC_URL),
   };
 }
 
@@ -153,20 +153,21 @@ async function sessionResponse(
  * wrong password, all with the same description.
  */
 export async function verifyDevice(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   client: ClientRow,
   input: VerifyBody,
   label: string,
 ): Promise<SessionResponse> {
-  const now = deps.clock.now();
-  await useChallenge(deps, client, input, now);
+  const now = ctx.clock.now();
+  await useChallenge(db, client, input, now);
   if (!signedByKey(input.public_key, input.signature, input.challenge, input.device_id)) {
     throw new InvalidGrant(REFUSED);
   }
   // The signature proved this request holds the key sent: a device that signed in to the account
   // with that key before counts its failures in a budget of its own (the app's device cookie).
-  const signIn = await authenticate(deps, input.username, input.password, async (userId) =>
-    (await hasSignedInBefore(deps.db, {
+  const signIn = await authenticate(db, ctx, input.username, input.password, async (userId) =>
+    (await hasSignedInBefore(db, {
       clientPk: client.id,
       deviceId: input.device_id,
       userId,
@@ -178,7 +179,7 @@ export async function verifyDevice(
   if (!signIn.ok) throw new InvalidGrant(REFUSED);
 
   const start = () =>
-    deps.db.transaction().execute(async (trx) => {
+    db.transaction().execute(async (trx) => {
       const previous = await lockLiveDevice(trx, { clientPk: client.id, deviceId: input.device_id });
       // A device is bound to the account signed in on it: another account cannot take it over
       // (which would sign its owner out) until it is signed out.
@@ -201,7 +202,7 @@ export async function verifyDevice(
         label,
         at: now,
       });
-      return sessionResponse(deps, trx, { grantId: grant.id, userId: signIn.user.id, clientPk: client.id });
+      return sessionResponse(trx, ctx, { grantId: grant.id, userId: signIn.user.id, clientPk: client.id });
     });
   let session: SessionResponse;
   try {
@@ -212,7 +213,6 @@ export async function verifyDevice(
     if (!isUniqueViolation(error)) throw error;
     session = await start();
   }
-  tokensIssued.inc({ grant_type: 'mobile_verify' });
   return session;
 }
 
@@ -224,15 +224,16 @@ export async function verifyDevice(
  * that is not this device's live one.
  */
 export async function refreshDevice(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   client: ClientRow,
   input: RefreshBody,
 ): Promise<SessionResponse> {
-  const now = deps.clock.now();
-  await useChallenge(deps, client, input, now);
+  const now = ctx.clock.now();
+  await useChallenge(db, client, input, now);
   const tokenHash = hashSecret(input.refresh_token);
 
-  const outcome = await deps.db.transaction().execute(async (trx) => {
+  const outcome = await db.transaction().execute(async (trx) => {
     const device = await lockLiveDevice(trx, { clientPk: client.id, deviceId: input.device_id });
     if (!device || !signedByKey(device.public_key, input.signature, input.challenge, input.device_id)) {
       return { refused: true } as const;
@@ -259,7 +260,7 @@ export async function refreshDevice(
     if (!user || user.disabled_at !== null) throw new InvalidGrant(REFUSED);
     return {
       refused: false,
-      session: await sessionResponse(deps, trx, {
+      session: await sessionResponse(trx, ctx, {
         grantId: device.grant_id,
         userId: device.user_id,
         clientPk: client.id,
@@ -267,7 +268,6 @@ export async function refreshDevice(
     } as const;
   });
   if (outcome.refused) throw new InvalidGrant(REFUSED);
-  tokensIssued.inc({ grant_type: 'mobile_refresh' });
   return outcome.session;
 }
 
@@ -277,13 +277,14 @@ export async function refreshDevice(
  * @throws InvalidRequest when device_id is not the device this token was issued to.
  */
 export async function logoutDevice(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   client: ClientRow,
   token: { grantId: number; userId: number },
   input: LogoutBody,
 ): Promise<{ ok: true }> {
-  const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
+  const now = ctx.clock.now();
+  await db.transaction().execute(async (trx) => {
     const device = await lockLiveDevice(trx, { clientPk: client.id, deviceId: input.device_id });
     if (!device || device.grant_id !== token.grantId || device.user_id !== token.userId) {
       throw new InvalidRequest('device_id is not the device this access token was issued to.');

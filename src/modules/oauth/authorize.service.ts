@@ -1,4 +1,6 @@
-import type { AppDeps } from '../../app.js';
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Database } from '../../db/schema.js';
 import { ApiError, InvalidRequest, InvalidScope } from '../../lib/errors.js';
 import { isS256Challenge } from '../../lib/pkce.js';
 import { isCustomScheme, redirectUriMatches } from '../../lib/redirect-uri.js';
@@ -72,7 +74,7 @@ function pageError(description: string): never {
  * lib/actions/authorization/), each naming the rule it enforces.
  */
 export async function checkAuthorizeRequest(
-  deps: AppDeps,
+  db: Kysely<Database>,
   query: Record<string, unknown>,
 ): Promise<AuthorizationRequest> {
   const failPage: (error: ApiError) => never = (error) => pageError(error.description);
@@ -80,7 +82,7 @@ export async function checkAuthorizeRequest(
   // 1. client_id: present, registered, enabled. Until it is, nothing may redirect.
   const clientId = single(query, 'client_id', failPage);
   if (!clientId) pageError('The request has no client_id.');
-  const client = clientId.length <= 200 ? await findClientByClientId(deps.db, clientId) : undefined;
+  const client = clientId.length <= 200 ? await findClientByClientId(db, clientId) : undefined;
   if (!client || client.disabled_at !== null) pageError('The client_id is not a registered application.');
 
   // 2. redirect_uri: present and registered (exact match; loopback port may differ, RFC 8252 §7.3).
@@ -219,13 +221,14 @@ export function errorRedirect(error: AuthorizeRedirectError, issuer: string): st
  * max_age ask for (signing in always starts a new session).
  */
 export async function savePendingRequest(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   request: AuthorizationRequest,
   staleSessionHash: string | null,
 ): Promise<string> {
   const id = generateSecret('authorizationCode').slice(3);
-  const now = deps.clock.now();
-  await insertAuthorizationRequest(deps.db, {
+  const now = ctx.clock.now();
+  await insertAuthorizationRequest(db, {
     id_hash: hashSecret(id),
     client_pk: request.client.id,
     redirect_uri: request.redirectUri,
@@ -293,11 +296,11 @@ export function pendingStillAllowed(request: AuthorizationRequest): boolean {
 
 /** Whether the user already allowed this client every requested scope. */
 export async function consentCovers(
-  deps: AppDeps,
+  db: Kysely<Database>,
   userId: number,
   request: AuthorizationRequest,
 ): Promise<boolean> {
-  const consent = await findConsent(deps.db, userId, request.client.id);
+  const consent = await findConsent(db, userId, request.client.id);
   return consent !== undefined && request.scopes.every((scope) => consent.scopes.includes(scope));
 }
 
@@ -306,13 +309,14 @@ export async function consentCovers(
  * Remembers the consent when `remember` is given (the user just clicked Allow).
  */
 export async function issueCode(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   request: AuthorizationRequest,
   grant: { userId: number; authTime: Date; scopes: Scope[]; remember?: { withheld: Scope[] } },
 ): Promise<string> {
   const code = generateSecret('authorizationCode');
-  const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
+  const now = ctx.clock.now();
+  await db.transaction().execute(async (trx) => {
     if (grant.remember) {
       const previous = await findConsent(trx, grant.userId, request.client.id);
       const remembered = normalizeScopes([...(previous?.scopes ?? []), ...grant.scopes]).filter(
@@ -338,5 +342,5 @@ export async function issueCode(
       expires_at: new Date(now.getTime() + AUTHORIZATION_CODE_TTL_MS),
     });
   });
-  return redirectBack(request.redirectUri, deps.config.PUBLIC_URL, { code, state: request.state });
+  return redirectBack(request.redirectUri, ctx.config.PUBLIC_URL, { code, state: request.state });
 }

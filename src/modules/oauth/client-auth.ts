@@ -1,13 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { type BasicCredentials, decodeBasicCredentials } from '../../lib/basic-credentials.js';
-import type { Clock } from '../../lib/clock.js';
 import { InvalidClient, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
 import type { ClientRow } from '../clients/clients.repository.js';
 import { findClientByClientId } from '../clients/clients.repository.js';
-import type { ClientCache } from './client-cache.js';
 
 /** Compared against when the client is unknown, so that answer takes as long as a wrong secret. */
 const DUMMY_HASH = hashSecret('no such client');
@@ -22,7 +21,8 @@ type PresentedCredentials = BasicCredentials;
 export async function authenticateClient(
   request: FastifyRequest,
   body: Record<string, unknown>,
-  deps: { db: Kysely<Database>; clock: Clock; clientCache?: ClientCache },
+  db: Kysely<Database>,
+  ctx: Pick<Context, 'clock' | 'clientCache'>,
 ): Promise<ClientRow> {
   const header = request.headers.authorization;
   const postedId = body.client_id;
@@ -53,7 +53,7 @@ export async function authenticateClient(
   }
 
   const client =
-    credentials.clientId.length <= 200 ? await lookUpClient(deps, credentials.clientId) : undefined;
+    credentials.clientId.length <= 200 ? await lookUpClient(db, ctx, credentials.clientId) : undefined;
   const matches = secretMatchesHash(credentials.clientSecret, client?.secret_hash ?? DUMMY_HASH);
   if (!client || !matches || client.disabled_at !== null) {
     throw new InvalidClient('Unknown client or wrong client secret.');
@@ -63,14 +63,15 @@ export async function authenticateClient(
 
 /** The client by its `client_id`, from the instance's cache when it holds a fresh copy. */
 export async function lookUpClient(
-  deps: { db: Kysely<Database>; clock: Clock; clientCache?: ClientCache },
+  db: Kysely<Database>,
+  ctx: Pick<Context, 'clock' | 'clientCache'>,
   clientId: string,
 ): Promise<ClientRow | undefined> {
-  const now = deps.clock.now().getTime();
-  const cached = deps.clientCache?.get(clientId, now);
+  const now = ctx.clock.now().getTime();
+  const cached = ctx.clientCache?.get(clientId, now);
   if (cached) return cached;
-  const readVersion = deps.clientCache?.readVersion ?? 0;
-  const client = await findClientByClientId(deps.db, clientId);
-  if (client) deps.clientCache?.set(client, now, readVersion);
+  const readVersion = ctx.clientCache?.readVersion ?? 0;
+  const client = await findClientByClientId(db, clientId);
+  if (client) ctx.clientCache?.set(client, now, readVersion);
   return client;
 }

@@ -1,4 +1,6 @@
-import type { AppDeps } from '../../app.js';
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Database } from '../../db/schema.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
 import type { ClientRow } from '../clients/clients.repository.js';
@@ -17,19 +19,24 @@ function tokenParameter(params: Parameters): string {
  * already revoked) is answered the same way, so nothing is revealed. Revoking a refresh token
  * revokes its whole grant (RFC 7009 §2.1: and the access tokens issued with it).
  */
-export async function revokeToken(deps: AppDeps, client: ClientRow, params: Parameters): Promise<void> {
+export async function revokeToken(
+  db: Kysely<Database>,
+  ctx: Context,
+  client: ClientRow,
+  params: Parameters,
+): Promise<void> {
   const tokenHash = hashSecret(tokenParameter(params));
-  const now = deps.clock.now();
+  const now = ctx.clock.now();
   const lookups =
     params.token_type_hint === 'refresh_token'
       ? ([findRefreshToken, findAccessToken] as const)
       : ([findAccessToken, findRefreshToken] as const);
   for (const lookup of lookups) {
-    const row = await lookup(deps.db, tokenHash);
+    const row = await lookup(db, tokenHash);
     if (!row) continue;
     if (row.client_pk !== client.id) return;
-    if (lookup === findAccessToken) await revokeAccessToken(deps.db, tokenHash, now);
-    else await revokeGrants(deps.db, { id: row.grant_id }, now);
+    if (lookup === findAccessToken) await revokeAccessToken(db, tokenHash, now);
+    else await revokeGrants(db, { id: row.grant_id }, now);
     return;
   }
 }
@@ -53,14 +60,15 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** RFC 7662: whether a token of this client is active, and what it grants. */
 export async function introspectToken(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   client: ClientRow,
   params: Parameters,
 ): Promise<IntrospectionResponse> {
   const tokenHash = hashSecret(tokenParameter(params));
-  const now = deps.clock.now().getTime();
-  const access = await findAccessToken(deps.db, tokenHash);
-  const refresh = access ? undefined : await findRefreshToken(deps.db, tokenHash);
+  const now = ctx.clock.now().getTime();
+  const access = await findAccessToken(db, tokenHash);
+  const refresh = access ? undefined : await findRefreshToken(db, tokenHash);
   const row = access ?? refresh;
   if (!row || row.client_pk !== client.id) return { active: false };
   const revoked =
@@ -82,6 +90,6 @@ export async function introspectToken(
     exp: seconds(row.expires_at),
     iat: seconds(row.created_at),
     sub: String(row.user_id),
-    iss: deps.config.PUBLIC_URL,
+    iss: ctx.config.PUBLIC_URL,
   };
 }

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { AppDeps } from '../../app.js';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import { tokensIssued } from '../../http/metrics.js';
 import { InvalidGrant, InvalidRequest, InvalidScope, UnsupportedGrantType } from '../../lib/errors.js';
 import { isCodeVerifier, s256 } from '../../lib/pkce.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
@@ -42,12 +41,12 @@ export interface IssuedTokens {
  */
 export async function issueTokenSet(
   trx: Kysely<Database>,
-  deps: AppDeps,
+  ctx: Pick<Context, 'clock' | 'config'>,
   input: { grantId: number; userId: number; clientPk: number; scopes: string[]; withRefreshToken: boolean },
 ): Promise<IssuedTokens> {
-  const now = deps.clock.now();
+  const now = ctx.clock.now();
   const accessToken = generateSecret('accessToken');
-  const expiresIn = deps.config.ACCESS_TOKEN_TTL_SECONDS;
+  const expiresIn = ctx.config.ACCESS_TOKEN_TTL_SECONDS;
   await insertAccessToken(trx, {
     tokenHash: hashSecret(accessToken),
     grantId: input.grantId,
@@ -63,7 +62,7 @@ export async function issueTokenSet(
     tokenHash: hashSecret(refreshToken),
     grantId: input.grantId,
     at: now,
-    expiresAt: new Date(now.getTime() + deps.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+    expiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
   });
   return { accessToken, refreshToken, expiresIn };
 }
@@ -78,7 +77,7 @@ function required(params: Parameters, name: string): string {
 
 /** Why a code could not be redeemed, for the error description (nothing was written). */
 async function explainRedeemFailure(
-  deps: AppDeps,
+  db: Kysely<Database>,
   client: ClientRow,
   input: {
     codeHash: string;
@@ -88,11 +87,11 @@ async function explainRedeemFailure(
     now: Date;
   },
 ): Promise<never> {
-  const row = await findAuthorizationCode(deps.db, input.codeHash);
+  const row = await findAuthorizationCode(db, input.codeHash);
   if (!row) throw new InvalidGrant('The code is invalid.');
   if (row.consumed_at !== null) {
     // RFC 6749 §4.1.2: a code used twice revokes every token issued from it.
-    await revokeGrants(deps.db, { codeHash: input.codeHash }, input.now);
+    await revokeGrants(db, { codeHash: input.codeHash }, input.now);
     throw new InvalidGrant('The code was already used; the tokens issued from it are revoked.');
   }
   if (row.client_pk !== client.id) throw new InvalidGrant('The code was issued to another client.');
@@ -119,7 +118,8 @@ async function explainRedeemFailure(
 
 /** RFC 6749 §4.1.3 and RFC 7636 §4.6: exchange a code for tokens, once. */
 async function authorizationCodeGrant(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   client: ClientRow,
   params: Parameters,
 ): Promise<TokenResponse> {
@@ -133,15 +133,15 @@ async function authorizationCodeGrant(
   }
   const codeHash = hashSecret(code);
   const challenge = verifier === undefined ? null : s256(verifier);
-  const now = deps.clock.now();
+  const now = ctx.clock.now();
   // Taken first, from the process cache, so signing after the redemption needs no query and
   // cannot fail for want of a key.
-  const signer = await currentSigner(deps);
+  const signer = await currentSigner({ db, clock: ctx.clock });
   const accessToken = generateSecret('accessToken');
   const refreshToken = generateSecret('refreshToken');
-  const expiresIn = deps.config.ACCESS_TOKEN_TTL_SECONDS;
+  const expiresIn = ctx.config.ACCESS_TOKEN_TTL_SECONDS;
 
-  const redeemed = await redeemAuthorizationCode(deps.db, {
+  const redeemed = await redeemAuthorizationCode(db, {
     codeHash,
     clientPk: client.id,
     redirectUri,
@@ -150,10 +150,10 @@ async function authorizationCodeGrant(
     accessTokenHash: hashSecret(accessToken),
     accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
     refreshTokenHash: hashSecret(refreshToken),
-    refreshExpiresAt: new Date(now.getTime() + deps.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+    refreshExpiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
   });
   if (!redeemed) {
-    return explainRedeemFailure(deps, client, {
+    return explainRedeemFailure(db, client, {
       codeHash,
       redirectUri,
       challenge,
@@ -163,7 +163,8 @@ async function authorizationCodeGrant(
   }
   const idToken = redeemed.scopes.includes('openid')
     ? await signIdToken(
-        deps,
+        db,
+        ctx,
         {
           user: redeemed.user,
           clientId: client.client_id,
@@ -180,19 +181,19 @@ async function authorizationCodeGrant(
     expiresIn,
     ...(redeemed.refreshIssued ? { refreshToken } : {}),
   };
-  tokensIssued.inc({ grant_type: 'authorization_code' });
   return tokenResponse(tokens, redeemed.scopes, idToken);
 }
 
 /** RFC 6749 §6, with rotation: a refresh token is exchanged once; presenting it again revokes the grant. */
 async function refreshTokenGrant(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   client: ClientRow,
   params: Parameters,
 ): Promise<TokenResponse> {
   const refreshToken = required(params, 'refresh_token');
   const tokenHash = hashSecret(refreshToken);
-  const now = deps.clock.now();
+  const now = ctx.clock.now();
 
   // RFC 6749 §6: a narrower scope may be asked for, never a wider one (checked against the grant
   // in the statement; an unknown or empty scope cannot be within it).
@@ -207,8 +208,8 @@ async function refreshTokenGrant(
   }
   const accessToken = generateSecret('accessToken');
   const newRefreshToken = generateSecret('refreshToken');
-  const expiresIn = deps.config.ACCESS_TOKEN_TTL_SECONDS;
-  const issued = await rotateRefreshToken(deps.db, {
+  const expiresIn = ctx.config.ACCESS_TOKEN_TTL_SECONDS;
+  const issued = await rotateRefreshToken(db, {
     tokenHash,
     clientPk: client.id,
     scopes: asked,
@@ -216,20 +217,19 @@ async function refreshTokenGrant(
     accessTokenHash: hashSecret(accessToken),
     accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
     refreshTokenHash: hashSecret(newRefreshToken),
-    refreshExpiresAt: new Date(now.getTime() + deps.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+    refreshExpiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
   });
-  if (!issued) return explainRefreshFailure(deps, client, { tokenHash, asked, now });
-  tokensIssued.inc({ grant_type: 'refresh_token' });
+  if (!issued) return explainRefreshFailure(db, client, { tokenHash, asked, now });
   return tokenResponse({ accessToken, refreshToken: newRefreshToken, expiresIn }, issued.scopes);
 }
 
 /** Why a refresh token was refused, for the error description (nothing was written). */
 async function explainRefreshFailure(
-  deps: AppDeps,
+  db: Kysely<Database>,
   client: ClientRow,
   input: { tokenHash: string; asked: string[] | null; now: Date },
 ): Promise<never> {
-  const row = await findRefreshToken(deps.db, input.tokenHash);
+  const row = await findRefreshToken(db, input.tokenHash);
   if (!row || row.revoked_at !== null) throw new InvalidGrant('The refresh token is invalid or revoked.');
   if (row.client_pk !== client.id) throw new InvalidGrant('The refresh token was issued to another client.');
   if (row.of_device) {
@@ -239,7 +239,7 @@ async function explainRefreshFailure(
   }
   if (row.rotated_at !== null) {
     // OAuth 2.0 Security BCP (RFC 9700 §4.14.2): reuse of a rotated refresh token means it leaked.
-    await revokeGrants(deps.db, { id: row.grant_id }, input.now);
+    await revokeGrants(db, { id: row.grant_id }, input.now);
     throw new InvalidGrant('The refresh token was already used; the grant is revoked.');
   }
   if (row.grant_revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
@@ -266,14 +266,15 @@ function tokenResponse(tokens: IssuedTokens, scopes: string[], idToken?: string)
 /** The grants of the token endpoint (DESIGN.md: a registry of `{ grantType, handle }`). */
 const GRANTS: Record<
   string,
-  (deps: AppDeps, client: ClientRow, params: Parameters) => Promise<TokenResponse>
+  (db: Kysely<Database>, ctx: Context, client: ClientRow, params: Parameters) => Promise<TokenResponse>
 > = {
   authorization_code: authorizationCodeGrant,
   refresh_token: refreshTokenGrant,
 };
 
 export async function handleTokenRequest(
-  deps: AppDeps,
+  db: Kysely<Database>,
+  ctx: Context,
   client: ClientRow,
   params: Parameters,
 ): Promise<TokenResponse> {
@@ -284,5 +285,5 @@ export async function handleTokenRequest(
     throw new UnsupportedGrantType(
       'This grant_type is not supported; use authorization_code or refresh_token.',
     );
-  return grant(deps, client, params);
+  return grant(db, ctx, client, params);
 }

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { AppDeps } from '../../app.js';
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Database } from '../../db/schema.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
@@ -37,19 +39,24 @@ export function accessTokenHash(accessToken: string): string {
  * `nonce` when given, `at_hash` when an access token is given, and the profile claims the scopes
  * release (the same presenter as userinfo, so an e-mail the user withheld appears nowhere).
  *
- * `deps.db` may be the transaction the caller issues the tokens in: the key is then read in it
+ * `db` may be the transaction the caller issues the tokens in: the key is then read in it
  * (one small query). Never pass the root handle while inside a transaction on PGlite: a query on
  * it waits for that transaction forever. A caller that took the `signer` from `currentSigner`
  * before its transaction passes it, and signing costs no query at all.
  */
-export async function signIdToken(deps: AppDeps, input: IdTokenInput, signer?: Signer): Promise<string> {
-  signer ??= await currentSigner(deps);
-  const iat = Math.floor(deps.clock.now().getTime() / 1000);
-  const profile = presentUserinfo(input.user, input.scopes, deps.config.PUBLIC_URL);
+export async function signIdToken(
+  db: Kysely<Database>,
+  ctx: Context,
+  input: IdTokenInput,
+  signer?: Signer,
+): Promise<string> {
+  signer ??= await currentSigner({ db, clock: ctx.clock });
+  const iat = Math.floor(ctx.clock.now().getTime() / 1000);
+  const profile = presentUserinfo(input.user, input.scopes, ctx.config.PUBLIC_URL);
   // The protocol claims come last: a profile field can never override them.
   const claims: Record<string, unknown> = {
     ...profile,
-    iss: deps.config.PUBLIC_URL,
+    iss: ctx.config.PUBLIC_URL,
     sub: String(input.user.id),
     aud: input.clientId,
     iat,

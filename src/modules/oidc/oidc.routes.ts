@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { AppDeps } from '../../app.js';
+import type { Deps } from '../../context.js';
 import { discoveryDocument } from './discovery.js';
 import { readJwks } from './keys.service.js';
 import { discoverySchema, jwksSchema } from './oidc.schemas.js';
@@ -12,9 +12,9 @@ import { discoverySchema, jwksSchema } from './oidc.schemas.js';
 const PUBLIC_CACHE = 'public, max-age=300';
 
 /** Discovery and JWKS. */
-export const oidcRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+export const oidcRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const document = discoveryDocument(deps.config.PUBLIC_URL);
+  const document = discoveryDocument(deps.ctx.config.PUBLIC_URL);
 
   routes.get(
     '/.well-known/openid-configuration',
@@ -35,7 +35,7 @@ export const oidcRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       schema: { response: { 200: jwksSchema } },
     },
     async (_request, reply) => {
-      const jwks = await readJwks(deps);
+      const jwks = await readJwks({ db: deps.db, clock: deps.ctx.clock });
       reply.header('cache-control', PUBLIC_CACHE);
       return jwks;
     },

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { AppDeps } from '../../app.js';
+import type { Deps } from '../../context.js';
 import { healthSchema, platformStatusSchema } from './platform.schemas.js';
 import { checkDatabase, getPlatformStatus } from './platform.service.js';
 
-export const platformRoutes: FastifyPluginAsync<AppDeps> = async (app, { db, clock }) => {
+export const platformRoutes: FastifyPluginAsync<Deps> = async (app, { db, ctx: { clock } }) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.get(

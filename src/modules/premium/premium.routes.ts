@@ -1,12 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { AppDeps } from '../../app.js';
+import type { Deps } from '../../context.js';
 import { bearerContext, requireBearer } from '../../http/bearer-auth.js';
 import { premiumStatusSchema } from './premium.schemas.js';
 import { getPremiumStatus } from './premium.service.js';
 
 /** GET /api/v1/premium/status. */
-export const premiumRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+export const premiumRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.get(
@@ -24,7 +24,7 @@ export const premiumRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       // Personal data: no cache may keep it. Any valid token of the user will do (no scope needed),
       // and only the token's owner is ever read: no parameter selects another user.
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      return getPremiumStatus(deps.db, deps.clock, bearerContext(request).userId);
+      return getPremiumStatus(deps.db, deps.ctx.clock, bearerContext(request).userId);
     },
   );
 };

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppDeps } from '../../app.js';
+import type { Deps } from '../../context.js';
 import { bearerContext, requireBearer } from '../../http/bearer-auth.js';
 import { presentMe, presentUserinfo } from './profile.presenter.js';
 
@@ -15,14 +15,14 @@ function noStore(reply: FastifyReply): void {
 }
 
 /** Userinfo and /me. */
-export const profileRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+export const profileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const bearer = requireBearer(deps);
 
   /** The token owner's claims, gated by the token's granted scopes exactly as the id_token is. */
   const userinfo = (request: FastifyRequest) => {
     const context = bearerContext(request);
-    return presentUserinfo(context.user, context.scopes, deps.config.PUBLIC_URL);
+    return presentUserinfo(context.user, context.scopes, deps.ctx.config.PUBLIC_URL);
   };
 
   // OIDC Core §5.3.1: the UserInfo endpoint answers GET and POST.

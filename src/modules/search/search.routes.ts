@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { AppDeps } from '../../app.js';
+import type { Deps } from '../../context.js';
 import { searchQuerySchema, searchResponseSchema } from './search.schemas.js';
 import { searchUsers } from './search.service.js';
 
 /** GET /api/users/search. */
-export const searchRoutes: FastifyPluginAsync<AppDeps> = async (app, { db, clock, config }) => {
+export const searchRoutes: FastifyPluginAsync<Deps> = async (app, { db, ctx: { clock, config } }) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.get(

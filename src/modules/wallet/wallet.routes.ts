@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { AppDeps } from '../../app.js';
+import type { Deps } from '../../context.js';
 import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
-import { AccessDenied } from '../../lib/errors.js';
+import { walletCharges } from '../../http/metrics.js';
+import { AccessDenied, IdempotencyConflict, InsufficientFunds } from '../../lib/errors.js';
 import { lookUpClient } from '../oauth/client-auth.js';
 import {
   balanceResponseSchema,
@@ -18,7 +19,7 @@ import { charge, getBalance, listTransactions, type WalletActor } from './wallet
  * a valid bearer token (401) whose grant includes the `wallet` scope and whose client holds the
  * wallet right now (403 `access_denied`); both are checked before the body or query is looked at.
  */
-export const walletRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
+export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
   const actors = new WeakMap<FastifyRequest, WalletActor>();
 
@@ -30,7 +31,7 @@ export const walletRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
     }
     // The client cache drops a client on every instance as soon as its row changes, so an operator
     // who withdraws the right stops the client at once.
-    const client = await lookUpClient(deps, token.clientId);
+    const client = await lookUpClient(deps.db, deps.ctx, token.clientId);
     if (!client?.wallet || client.disabled_at !== null) {
       throw new AccessDenied('This application does not hold the wallet right.');
     }
@@ -73,7 +74,12 @@ export const walletRoutes: FastifyPluginAsync<AppDeps> = async (app, deps) => {
       preValidation: requireWalletAccess,
     },
     async (request, reply) => {
-      const outcome = await charge(deps.db, deps.clock, actor(request), request.body);
+      const outcome = await charge(deps.db, deps.ctx.clock, actor(request), request.body).catch((error) => {
+        if (error instanceof IdempotencyConflict) walletCharges.inc({ outcome: 'conflict' });
+        else if (error instanceof InsufficientFunds) walletCharges.inc({ outcome: 'insufficient_funds' });
+        throw error;
+      });
+      walletCharges.inc({ outcome: outcome.replayed ? 'replayed' : 'charged' });
       reply.header('cache-control', 'no-store');
       if (outcome.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(outcome.replayed ? 200 : 201).send(outcome.body);

@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { walletCharges } from '../../http/metrics.js';
 import type { Clock } from '../../lib/clock.js';
 import { IdempotencyConflict, InsufficientFunds, InvalidRequest, NotFound } from '../../lib/errors.js';
 import { isCheckViolation, parseInput } from '../../lib/validation.js';
@@ -106,7 +105,6 @@ export async function charge(
     actor: `client:${actor.clientId}`,
     ip: actor.ip,
   });
-  walletCharges.inc({ outcome: result.outcome });
   switch (result.outcome) {
     case 'conflict':
       throw new IdempotencyConflict();

@@ -1,0 +1,47 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { DEFAULT_AVATAR_PATH } from '../../modules/profiles/profile.presenter.js';
+import { readStaticFile, type StaticFile } from './static-file.js';
+import { stylesheet } from './stylesheet.js';
+
+/** Answers a static file, or 304 when the browser holds this very version. */
+function sendStatic(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  file: Pick<StaticFile, 'body' | 'etag'>,
+  headers: { type: string; cacheControl: string },
+): FastifyReply {
+  reply
+    .header('cache-control', headers.cacheControl)
+    .header('etag', file.etag)
+    .header('x-content-type-options', 'nosniff')
+    .type(headers.type);
+  if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+  return reply.send(file.body);
+}
+
+/**
+ * Static assets: the pages' stylesheet, versioned in its URL and cached for a year, and the default
+ * avatar, whose URL is stable (search results and sites link to it), so it is cached for a day and
+ * revalidated by its ETag.
+ */
+export const assetRoutes: FastifyPluginAsync = async (app) => {
+  const css = stylesheet();
+  const avatar = readStaticFile('default-avatar.png');
+
+  app.get(
+    css.path,
+    { config: { auth: 'public', description: 'The stylesheet of the sign-in, consent and account pages' } },
+    async (request, reply) =>
+      sendStatic(request, reply, css, {
+        type: 'text/css; charset=utf-8',
+        cacheControl: 'public, max-age=31536000, immutable',
+      }),
+  );
+
+  app.get(
+    DEFAULT_AVATAR_PATH,
+    { config: { auth: 'public', description: 'The avatar shown for a user who has not set one (PNG)' } },
+    async (request, reply) =>
+      sendStatic(request, reply, avatar, { type: 'image/png', cacheControl: 'public, max-age=86400' }),
+  );
+};

@@ -1,0 +1,213 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../context.js';
+import { AccessDenied, ApiError } from '../lib/errors.js';
+import { hashSecret } from '../lib/secrets.js';
+import { auditRequest } from '../modules/audit/audit.repository.js';
+import {
+  type AuthorizationRequest,
+  AuthorizeRedirectError,
+  checkAuthorizeRequest,
+  consentCovers,
+  errorRedirect,
+  fromPendingRow,
+  issueCode,
+  pendingStillAllowed,
+  savePendingRequest,
+  sessionSatisfies,
+} from '../modules/oauth/authorize.service.js';
+import {
+  consumePendingRequest,
+  findClientById,
+  findPendingRequest,
+} from '../modules/oauth/oauth.repository.js';
+import type { Scope } from '../modules/oauth/scopes.js';
+import { issueCsrfToken } from './csrf.js';
+import { PageError, renderPage } from './pages.js';
+import { loadSession } from './session.js';
+
+/** The pending request's own URL: the language switch of its pages re-renders it from there. */
+const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${encodeURIComponent(id)}`;
+
+function noStore(reply: FastifyReply): void {
+  reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+}
+
+/** The authorization endpoint and what follows it in the browser: sign-in, the consent page, the decision. */
+export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
+  const { db, ctx } = deps;
+  const issuer = ctx.config.PUBLIC_URL;
+  app.addHook('onRequest', async (_request, reply) => noStore(reply));
+
+  /** Renders the page or redirect that an authorize error calls for. */
+  const answerAuthorizeError = (reply: FastifyReply, error: unknown): FastifyReply => {
+    if (error instanceof AuthorizeRedirectError) return reply.redirect(errorRedirect(error, issuer));
+    if (error instanceof ApiError && !error.redirectable) {
+      throw new PageError(400, 'invalid_link', { detail: error.description });
+    }
+    throw error;
+  };
+
+  /**
+   * After the checks: sign-in when needed, then remembered consent or the consent page, then a code.
+   * `pending` is set when the request was stored (the user came back from signing in).
+   */
+  const proceed = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    authz: AuthorizationRequest,
+    pending: { id: string; staleSessionHash: string | null } | null,
+  ): Promise<FastifyReply> => {
+    const fail = (error: string, description: string) =>
+      reply.redirect(
+        errorRedirect(
+          new AuthorizeRedirectError(new ApiError(400, error, description), authz.redirectUri, authz.state),
+          issuer,
+        ),
+      );
+    const session = await loadSession(request, deps);
+    if (!sessionSatisfies(authz, session, pending, deps.ctx.clock.now()) || session === null) {
+      if (authz.prompt.has('none'))
+        return fail('login_required', 'The user is not signed in, or not recently enough for max_age.');
+      const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session?.idHash ?? null));
+      return reply.redirect(`/signin?request=${encodeURIComponent(id)}`);
+    }
+
+    if (!authz.prompt.has('consent') && (await consentCovers(db, session.userId, authz))) {
+      if (pending && !(await consumePendingRequest(deps.db, hashSecret(pending.id), deps.ctx.clock.now()))) {
+        throw new PageError(400, 'request_expired');
+      }
+      const location = await issueCode(db, ctx, authz, {
+        userId: session.userId,
+        authTime: session.authTime,
+        scopes: authz.scopes,
+      });
+      return reply.redirect(location);
+    }
+    if (authz.prompt.has('none'))
+      return fail('consent_required', 'The user has not allowed this application yet.');
+
+    const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session.idHash));
+    const user = await deps.db
+      .selectFrom('users')
+      .select('username')
+      .where('id', '=', session.userId)
+      .executeTakeFirstOrThrow();
+    return renderPage(
+      reply,
+      'consent',
+      {
+        csrfToken: issueCsrfToken(request, reply, deps.ctx),
+        requestId: id,
+        client: { name: authz.client.name, siteUrl: authz.client.site_url },
+        user: { username: user.username },
+        scopes: authz.scopes,
+        emailRequested: authz.scopes.includes('email'),
+        walletRequested: authz.scopes.includes('wallet'),
+      },
+      // Switching the language shows this request's page again, rather than starting a new one.
+      { switchBase: resumeUrl(id) },
+    );
+  };
+
+  app.get(
+    '/api/v1/oauth/authorize',
+    { config: { auth: 'browser', description: 'OAuth 2.0 authorization endpoint (opened in the browser)' } },
+    async (request, reply) => {
+      let authz: AuthorizationRequest;
+      try {
+        authz = await checkAuthorizeRequest(db, request.query as Record<string, unknown>);
+      } catch (error) {
+        return answerAuthorizeError(reply, error);
+      }
+      return proceed(request, reply, authz, null);
+    },
+  );
+
+  app.get(
+    '/api/v1/oauth/authorize/resume',
+    { config: { auth: 'browser', description: 'Continues an authorization request after sign-in' } },
+    async (request, reply) => {
+      const id = (request.query as Record<string, unknown>).request;
+      const row =
+        typeof id === 'string' && id.length <= 100
+          ? await findPendingRequest(deps.db, hashSecret(id), deps.ctx.clock.now())
+          : undefined;
+      const client = row ? await findClientById(deps.db, row.client_pk) : undefined;
+      const authz = row && client ? fromPendingRow(row, client) : undefined;
+      if (!row || !authz || !pendingStillAllowed(authz) || typeof id !== 'string') {
+        throw new PageError(400, 'request_expired');
+      }
+      return proceed(request, reply, authz, { id, staleSessionHash: row.stale_session_hash });
+    },
+  );
+
+  app.post(
+    '/api/v1/oauth/authorize/decision',
+    {
+      config: {
+        auth: 'browser',
+        description: 'The consent page form: allow or deny',
+        csrf: true,
+        // The language switch of an error page here leads back to the request's consent page.
+        switchBase: (request) => {
+          const id = (request.body as Record<string, unknown> | undefined)?.request;
+          return typeof id === 'string' && id.length <= 100 ? resumeUrl(id) : undefined;
+        },
+      },
+    },
+    async (request, reply) => {
+      const form = (request.body ?? {}) as Record<string, unknown>;
+      const id = form.request;
+      const decision = form.decision;
+      if (typeof id !== 'string' || id.length > 100 || (decision !== 'allow' && decision !== 'deny')) {
+        throw new PageError(400, 'form_incomplete');
+      }
+      const now = deps.ctx.clock.now();
+      const pending = await findPendingRequest(deps.db, hashSecret(id), now);
+      const client = pending ? await findClientById(deps.db, pending.client_pk) : undefined;
+      if (!pending || !client || !pendingStillAllowed(fromPendingRow(pending, client))) {
+        throw new PageError(400, 'request_expired');
+      }
+      // Every condition of the authorize step holds here too: a decision posted straight after a
+      // prompt=login or max_age redirect, with the old session, goes to the sign-in page instead.
+      const session = await loadSession(request, deps);
+      const satisfied = sessionSatisfies(
+        fromPendingRow(pending, client),
+        session,
+        {
+          staleSessionHash: pending.stale_session_hash,
+        },
+        now,
+      );
+      if (!session || !satisfied) return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
+      // The decision uses this one request up: a consent cannot approve another request, nor this one twice.
+      const row = await consumePendingRequest(deps.db, hashSecret(id), now);
+      if (!row) throw new PageError(400, 'request_expired');
+      const authz = fromPendingRow(row, client);
+      await auditRequest(deps.db, deps.ctx, request, {
+        actor: `user:${session.userId}`,
+        action: decision === 'deny' ? 'consent_denied' : 'consent_allowed',
+        subject: `client:${client.client_id}`,
+        details: { scopes: authz.scopes, email_shared: form.share_email === '1' },
+      });
+      if (decision === 'deny') {
+        const denied = new AuthorizeRedirectError(
+          new AccessDenied('The user denied access.'),
+          authz.redirectUri,
+          authz.state,
+        );
+        return reply.redirect(errorRedirect(denied, issuer), 303);
+      }
+      // CONTRACT.md §5: unchecking the e-mail box drops `email` from the grant.
+      const withheld: Scope[] =
+        form.share_email === '1' ? [] : authz.scopes.filter((scope) => scope === 'email');
+      const location = await issueCode(db, ctx, authz, {
+        userId: session.userId,
+        authTime: session.authTime,
+        scopes: authz.scopes.filter((scope) => !withheld.includes(scope)),
+        remember: { withheld },
+      });
+      return reply.redirect(location, 303);
+    },
+  );
+};

@@ -1,0 +1,293 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../lib/errors.js';
+import { stylesheet } from './assets/stylesheet.js';
+import {
+  type ErrorPageKind,
+  formatDate,
+  LOCALE_COOKIE,
+  LOCALE_PARAM,
+  LOCALES,
+  type Locale,
+  type Messages,
+  messages,
+  negotiateLocale,
+  type PluralForms,
+  plural,
+} from './i18n.js';
+
+/**
+ * Server-rendered pages (views/*.ejs). A page is its own template rendered first, then wrapped in
+ * views/layout.ejs (which receives the page's HTML as `body`). Templates escape every value with
+ * `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw.
+ *
+ * Pages speak the reader's language (src/web/i18n.ts): every template receives `t`, the texts of
+ * the page's locale, with `locale`, `plural(forms, count)` and `date(value)`.
+ */
+export type PageTemplate = 'signin' | 'signup' | 'account' | 'consent' | 'error' | 'reference';
+
+/** The name the pages use for the service. */
+export const SERVICE_NAME = 'idp';
+
+/** Pages in English only, whatever the reader's language (the API reference is technical). */
+const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);
+
+const REFERENCE_TITLE = 'API reference';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Whether the service's cookies are Secure: PUBLIC_URL is https. */
+    secureCookies: boolean;
+  }
+}
+
+/** A year: the language choice outlives sessions. */
+const LOCALE_COOKIE_MAX_AGE = 365 * 24 * 3600;
+
+/** The language each request's page settled on, so that one request negotiates once. */
+const settled = new WeakMap<FastifyRequest, Locale>();
+
+/**
+ * The page language of a request (`?lang=`, the `lang` cookie, `Accept-Language`, English). A
+ * valid `?lang=` is remembered in the `lang` cookie: `en` or `ru` only, SameSite=Lax, Path=/.
+ */
+export function pageLocale(request: FastifyRequest, reply?: FastifyReply): Locale {
+  const known = settled.get(request);
+  if (known) return known;
+  // From the URL itself: a route's query schema may have dropped the parameter from request.query.
+  const search = request.url.indexOf('?');
+  const { locale, remember } = negotiateLocale({
+    query: search < 0 ? undefined : new URLSearchParams(request.url.slice(search + 1)).get(LOCALE_PARAM),
+    cookie: request.cookies?.[LOCALE_COOKIE],
+    acceptLanguage: request.headers['accept-language'],
+  });
+  if (remember && reply) {
+    reply.setCookie(LOCALE_COOKIE, remember, {
+      path: '/',
+      sameSite: 'lax',
+      httpOnly: true,
+      // Secure as the session and CSRF cookies: when PUBLIC_URL is https (see app.ts).
+      secure: request.server.secureCookies,
+      maxAge: LOCALE_COOKIE_MAX_AGE,
+    });
+  }
+  settled.set(request, locale);
+  return locale;
+}
+
+/** `path` (a same-origin path with its query) with `lang=<locale>` set, other parameters kept. */
+export function withLocale(path: string, locale: Locale): string {
+  const url = new URL(path, 'http://page.invalid');
+  url.searchParams.set(LOCALE_PARAM, locale);
+  // Always a path of this site: never `//host…`, which a browser would read as another site.
+  return `${url.pathname.replace(/^\/+/, '/')}${url.search}`;
+}
+
+function switchBase(request: FastifyRequest, base: string | undefined): string {
+  if (base) return base;
+  const declared = request.routeOptions.config?.switchBase?.(request);
+  if (declared) return declared;
+  if (request.method === 'GET' || request.method === 'HEAD') return request.url;
+  return '/account';
+}
+
+/**
+ * Headers of every page: never cached (they carry CSRF tokens and personal data), never framed
+ * (clickjacking of the sign-in and consent buttons), no script at all, styles only from here, and
+ * the page's language (which depends on Accept-Language and the `lang` cookie).
+ * No CSP `form-action`: browsers apply it to the redirect that follows the consent form, which
+ * goes to the client's redirect_uri.
+ */
+function setPageHeaders(reply: FastifyReply, locale: Locale): void {
+  reply
+    .header('cache-control', 'no-store')
+    .header(
+      'content-security-policy',
+      "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'",
+    )
+    .header('x-frame-options', 'DENY')
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('content-language', locale)
+    .header('vary', 'Accept-Language, Cookie')
+    .type('text/html; charset=utf-8');
+}
+
+/** Options of a page beyond its template's data. */
+export interface PageOptions {
+  /**
+   * The path (with its query) the language switch links to, with `lang` added. Default: the
+   * page's own URL for a GET, and for a POST the form it came from (or the account page).
+   */
+  switchBase?: string;
+}
+
+interface Rendering {
+  locale: Locale;
+  t: Messages;
+  switchLinks: Array<{ locale: Locale; name: string; href: string; current: boolean }>;
+}
+
+function prepare(reply: FastifyReply, template: PageTemplate, options: PageOptions): Rendering {
+  const request = reply.request;
+  if (ENGLISH_ONLY.has(template)) return { locale: 'en', t: messages('en'), switchLinks: [] };
+  const locale = pageLocale(request, reply);
+  const base = switchBase(request, options.switchBase);
+  return {
+    locale,
+    t: messages(locale),
+    switchLinks: LOCALES.map((each) => ({
+      locale: each,
+      name: messages(each).languageName,
+      href: withLocale(base, each),
+      current: each === locale,
+    })),
+  };
+}
+
+async function render(
+  reply: FastifyReply,
+  template: PageTemplate,
+  data: Record<string, unknown>,
+  rendering: Rendering,
+) {
+  const { locale, t } = rendering;
+  const helpers = {
+    locale,
+    t,
+    plural: (forms: PluralForms, count: number) => plural(locale, forms, count),
+    date: (value: Date | string) => formatDate(locale, new Date(value)),
+  };
+  const body = await reply.viewAsync(template, { ...data, ...helpers });
+  const title =
+    typeof data.title === 'string' && data.title
+      ? data.title
+      : template === 'reference'
+        ? REFERENCE_TITLE
+        : t.titles[template];
+  return reply.viewAsync('layout', {
+    ...helpers,
+    title,
+    template,
+    serviceName: SERVICE_NAME,
+    stylesheetHref: stylesheet().href,
+    switchLinks: rendering.switchLinks,
+    body,
+  });
+}
+
+/**
+ * Renders views/<template>.ejs inside the layout and sends it, with the status already set on the
+ * reply (`renderPage(reply.code(401), 'signin', …)`) and `Cache-Control: no-store`, in the
+ * request's language (`Content-Language`).
+ * Return what it returns from the handler (`return renderPage(…)`): the page is sent asynchronously.
+ *
+ * The consent page takes `{ csrfToken, requestId, client: { name, siteUrl }, user: { username },
+ * scopes: Scope[], emailRequested, walletRequested }`.
+ */
+export function renderPage(
+  reply: FastifyReply,
+  template: PageTemplate,
+  data: Record<string, unknown>,
+  options: PageOptions = {},
+): FastifyReply {
+  const rendering = prepare(reply, template, options);
+  setPageHeaders(reply, rendering.locale);
+  render(reply, template, data, rendering).then(
+    (html) => reply.send(html),
+    (error: unknown) => reply.send(error),
+  );
+  return reply;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] ?? char,
+  );
+}
+
+/** What an error page shows besides its kind's title and explanation. */
+export interface ErrorPageOptions extends PageOptions {
+  /** A technical description (in English), shown under the explanation. */
+  detail?: string;
+  /** Seconds until a retry may succeed (429): the page says so. */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * Renders an HTML error page (never a redirect) in the reader's language: the title and
+ * explanation of `kind`, and the technical `detail` when given. Return it from the handler.
+ */
+export function renderErrorPage(
+  reply: FastifyReply,
+  status: number,
+  kind: ErrorPageKind,
+  options: ErrorPageOptions = {},
+): FastifyReply {
+  reply.code(status);
+  const rendering = prepare(reply, 'error', options);
+  setPageHeaders(reply, rendering.locale);
+  const { t, locale } = rendering;
+  const { title, message } = t.errors[kind];
+  const retry =
+    options.retryAfterSeconds !== undefined && options.retryAfterSeconds > 0
+      ? plural(locale, t.errors.retryIn, options.retryAfterSeconds)
+      : undefined;
+  render(reply, 'error', { title, message, retry, detail: options.detail, status }, rendering).then(
+    (html) => reply.send(html),
+    (error: unknown) => {
+      // The error page must not fail in turn: a plain page, and the cause in the log.
+      reply.log.error({ err: error }, 'the error page could not be rendered');
+      reply.send(
+        `<!doctype html><html lang="${locale}"><meta charset="utf-8"><title>${escapeHtml(title)}</title>` +
+          `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></html>`,
+      );
+    },
+  );
+  return reply;
+}
+
+/**
+ * An error a page route throws to answer with a given error page: the one error handler renders it
+ * (`renderBrowserError`), so no route renders error pages of its own.
+ */
+export class PageError extends ApiError {
+  constructor(
+    status: number,
+    readonly kind: ErrorPageKind,
+    readonly options: ErrorPageOptions = {},
+  ) {
+    super(status, kind, options.detail ?? kind);
+  }
+}
+
+/** What the error page says, by status (its texts are in src/web/i18n.ts). */
+const PAGE_KINDS: Record<number, ErrorPageKind> = {
+  400: 'bad_request',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'too_large',
+  415: 'bad_request',
+  429: 'rate_limited',
+  503: 'unavailable',
+};
+
+function errorPageOf(apiError: ApiError): { kind: ErrorPageKind; options: ErrorPageOptions } {
+  if (apiError instanceof PageError) return { kind: apiError.kind, options: apiError.options };
+  const kind = PAGE_KINDS[apiError.status] ?? (apiError.status >= 500 ? 'server_error' : 'bad_request');
+  // A 500's description is a fixed sentence that the page already says; a 429's is the retry
+  // delay, which the page says in the reader's language.
+  if (kind === 'server_error') return { kind, options: {} };
+  if (kind === 'rate_limited') {
+    const seconds = Number(apiError.headers['retry-after']);
+    return { kind, options: Number.isInteger(seconds) ? { retryAfterSeconds: seconds } : {} };
+  }
+  return { kind, options: { detail: apiError.description } };
+}
+
+/** The error handler's answer on browser routes: the error page of the error's kind and status. */
+export function renderBrowserError(reply: FastifyReply, apiError: ApiError): FastifyReply {
+  const page = errorPageOf(apiError);
+  return renderErrorPage(reply, apiError.status, page.kind, page.options);
+}

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import type { CookieSerializeOptions } from '@fastify/cookie';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import type { Deps } from '../context.js';
+import { hashSecret } from '../lib/secrets.js';
+import {
+  deleteExpiredSessionsOfUser,
+  deleteSession,
+  findActiveSession,
+  insertSession,
+} from '../modules/accounts/sessions.repository.js';
+
+/** A signed-in browser. */
+export interface BrowserSession {
+  idHash: string;
+  userId: number;
+  /** When the user last entered their password (OIDC `auth_time`). */
+  authTime: Date;
+}
+
+export const SESSION_COOKIE = 'idp_session';
+
+/**
+ * A cookie's name: with the `__Host-` prefix when the service is served over https, which browsers
+ * accept only with Secure, Path=/ and no Domain (RFC 6265bis §4.1.3.2), so no other host of the
+ * domain, and no plain-http page, can set or overwrite it (a planted session or CSRF cookie).
+ */
+export function cookieName(name: string, request: FastifyRequest): string {
+  return request.server.secureCookies ? `__Host-${name}` : name;
+}
+
+/** 32 bytes of CSPRNG output in base64url: what every session id we issue looks like. */
+const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Longest user agent kept with a session (it is informational only). */
+const USER_AGENT_MAX_LENGTH = 512;
+
+/**
+ * Attributes shared by the service's cookies: HttpOnly (no script reads them), SameSite=Lax (not
+ * sent on cross-site POSTs), Path=/, and Secure whenever the service is served over https.
+ */
+export function cookieOptions(config: Config): CookieSerializeOptions {
+  return {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: config.PUBLIC_URL.startsWith('https:'),
+    maxAge: config.SESSION_TTL_SECONDS,
+  };
+}
+
+/** One lookup per request, however many parts of the request ask. */
+const loaded = new WeakMap<FastifyRequest, Promise<BrowserSession | null>>();
+
+/** The session id the browser presented, if it has the shape of one (not looked up). */
+export function presentedSessionId(request: FastifyRequest): string | null {
+  const value = request.cookies[cookieName(SESSION_COOKIE, request)];
+  return value && SESSION_ID_PATTERN.test(value) ? value : null;
+}
+
+/**
+ * The browser session of this request, or null: no cookie, an unknown or expired session, or a
+ * disabled user. Memoized per request.
+ */
+export function loadSession(request: FastifyRequest, deps: Deps): Promise<BrowserSession | null> {
+  let session = loaded.get(request);
+  if (!session) {
+    session = lookUp(request, deps);
+    loaded.set(request, session);
+  }
+  return session;
+}
+
+async function lookUp(request: FastifyRequest, deps: Deps): Promise<BrowserSession | null> {
+  const id = presentedSessionId(request);
+  if (!id) return null;
+  const row = await findActiveSession(deps.db, hashSecret(id), deps.ctx.clock.now());
+  return row ? { idHash: row.idHash, userId: row.userId, authTime: row.authTime } : null;
+}
+
+/**
+ * Starts a session for a user who just signed in. The session id is always new (256 bits), and the
+ * session this browser held before, if any, is deleted: rotating the id at sign-in defeats session
+ * fixation (OWASP Session Management). Only the id's SHA-256 hash is stored.
+ */
+export async function startSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  userId: number,
+): Promise<BrowserSession> {
+  const { db } = deps;
+  const { clock, config } = deps.ctx;
+  const previous = presentedSessionId(request);
+  if (previous) await deleteSession(db, hashSecret(previous));
+
+  const id = randomBytes(32).toString('base64url');
+  const now = clock.now();
+  const session: BrowserSession = { idHash: hashSecret(id), userId, authTime: now };
+  await deleteExpiredSessionsOfUser(db, userId, now);
+  await insertSession(db, {
+    idHash: session.idHash,
+    userId,
+    authTime: now,
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + config.SESSION_TTL_SECONDS * 1000),
+    userAgent: request.headers['user-agent']?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
+    ip: request.ip ?? null,
+  });
+  reply.setCookie(cookieName(SESSION_COOKIE, request), id, cookieOptions(config));
+  loaded.set(request, Promise.resolve(session));
+  return session;
+}
+
+/** Signs the browser out: the session is deleted server-side and its cookie cleared. */
+export async function endSession(request: FastifyRequest, reply: FastifyReply, deps: Deps): Promise<void> {
+  const id = presentedSessionId(request);
+  if (id) await deleteSession(deps.db, hashSecret(id));
+  const { maxAge: _maxAge, ...attributes } = cookieOptions(deps.ctx.config);
+  reply.clearCookie(cookieName(SESSION_COOKIE, request), attributes);
+  loaded.set(request, Promise.resolve(null));
+}
