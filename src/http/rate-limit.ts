@@ -302,15 +302,12 @@ export async function installRateLimits(app: FastifyInstance, config: Config): P
     }
   };
 
-  const isFormPost = (request: FastifyRequest) =>
-    request.method === 'POST' && request.routeOptions.config?.auth === 'browser';
-
   app.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
     // Client routes are counted once their body (which may name the client) is parsed.
     if (config?.auth === 'client') return done();
     if (config?.auth === 'bearer') return enforce(request, reply, bearerLimits, done);
-    enforce(request, reply, isFormPost(request) || config?.checksPassword ? formLimits : publicLimits, done);
+    enforce(request, reply, config?.rateLimit === 'signin' ? formLimits : publicLimits, done);
   });
   app.addHook('preValidation', (request, reply, done) => {
     const config = request.routeOptions.config;

@@ -10,6 +10,8 @@ declare module 'fastify' {
     auth?: RouteAuth;
     /** Required on every route: one line for the catalogue. */
     description?: string;
+    /** 'signin': counted under the per-IP sign-in limit (RATE_LIMIT_SIGNIN_PER_MIN); every form POST declares it. */
+    rateLimit?: 'signin';
     /** The route checks the password of the account named in its body: that account is rate limited too. */
     checksPassword?: boolean;
     /** The route may end tokens: it answers once the instance's caches know (app.ts; 'refused': only on a 4xx). */
@@ -36,11 +38,15 @@ export class RouteRegistry {
   /** The `onRoute` hook. Throws at startup for a route without `auth` and `description`. */
   readonly onRoute = (route: RouteOptions): void => {
     const methods = [route.method].flat();
-    const { auth, description } = route.config ?? {};
+    const { auth, description, rateLimit } = route.config ?? {};
     if (!auth || !description) {
       throw new Error(
         `route ${methods.join(',')} ${route.url} must declare config.auth and config.description`,
       );
+    }
+    // A form can be posted by any page on the web: none may escape the sign-in limit by omission.
+    if (auth === 'browser' && methods.includes('POST') && rateLimit !== 'signin') {
+      throw new Error(`form route POST ${route.url} must declare config.rateLimit: 'signin'`);
     }
     for (const method of methods) {
       this.router.on(method as HTTPMethod, route.url, () => undefined);

@@ -173,6 +173,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         description: 'Sign in with username and password (form POST, CSRF token); redirects on success',
         checksPassword: true,
         csrf: true,
+        rateLimit: 'signin',
         // The language switch of the page answering the form leads back to the form.
         switchBase: () => '/signin',
       },
@@ -227,6 +228,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         auth: 'browser',
         description: 'Create an account (form POST, CSRF token), sign in and redirect',
         csrf: true,
+        rateLimit: 'signin',
         switchBase: () => '/signup',
       },
       schema: { body: signUpBody },
@@ -255,6 +257,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         auth: 'browser',
         description: 'Sign out (form POST, CSRF token): ends the browser session',
         csrf: true,
+        rateLimit: 'signin',
       },
       schema: { body: signOutBody },
     },
@@ -317,6 +320,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         description:
           "Revoke an app's access (form POST, CSRF token): forgets the consent, revokes its tokens",
         csrf: true,
+        rateLimit: 'signin',
         session: 'required',
       },
       schema: { body: revokeBody },
@@ -349,6 +353,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         description:
           'Sign a device of the mobile app out (form POST, CSRF token): its tokens and key stop working',
         csrf: true,
+        rateLimit: 'signin',
         session: 'required',
       },
       schema: { body: deviceSignOutBody },

@@ -148,6 +148,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         auth: 'browser',
         description: 'The consent page form: allow or deny',
         csrf: true,
+        rateLimit: 'signin',
         // The language switch of an error page here leads back to the request's consent page.
         switchBase: (request) => {
           const id = (request.body as Record<string, unknown> | undefined)?.request;

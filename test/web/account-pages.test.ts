@@ -26,7 +26,7 @@ beforeAll(async () => {
   // The consent page is rendered by the OAuth module; this probe renders it with a given data set.
   t.app.post(
     '/test/consent',
-    { config: { auth: 'browser', description: 'test probe' } },
+    { config: { auth: 'browser', description: 'test probe', rateLimit: 'signin' } },
     async (request, reply) => renderPage(reply, 'consent', request.body as Record<string, unknown>),
   );
   const alice = await createUser(t.database.db, t.clock, {

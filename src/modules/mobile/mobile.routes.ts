@@ -88,6 +88,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         description:
           'Official app only: {client_id, device_id, challenge, signature, public_key, username, password} → tokens and the profile; registers the device key',
         checksPassword: true,
+        rateLimit: 'signin',
       },
       schema: { body: verifyBodySchema, response: { 200: sessionResponseSchema } },
       preValidation: requireOfficialClient,
