@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChargeRefused, chargeOnce } from '../../docs/snippets/wallet.js';
 import { blocksIn, guidePath, snippetNames, updatedGuide } from '../../scripts/snippets.js';
 import { credit } from '../../src/modules/wallet/wallet.service.js';
-import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers/oauth.js';
+import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers/factories.js';
 import { type Provider, startProvider, UserAgent } from './helpers.js';
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authConfig, handleAuth } from '../../docs/snippets/authjs.js';
 import { createSite as createOpenidClientSite } from '../../docs/snippets/openid-client.js';
 import { createSite as createPassportSite } from '../../docs/snippets/passport.js';
-import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers/oauth.js';
+import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers/factories.js';
 import { listen, type Provider, startProvider, UserAgent } from './helpers.js';
 
 /**

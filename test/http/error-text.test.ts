@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, InvalidToken, oauthErrorText } from '../../src/lib/errors.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { basic, makeClient, makeUser, postForm, type TestClient } from '../helpers/oauth.js';
+import { makeClient, makeUser, type TestClient } from '../helpers/factories.js';
+import { basic, postForm } from '../helpers/http.js';
 
 /** RFC 6749 §5.2: error and error_description are %x20-21 / %x23-5B / %x5D-7E. */
 const OAUTH_TEXT = /^[\x20-\x21\x23-\x5B\x5D-\x7E]+$/;

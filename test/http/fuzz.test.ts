@@ -2,8 +2,9 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { makeClient, makeUser, mintCode, type TestClient } from '../helpers/factories.js';
 import { hiddenFields } from '../helpers/html.js';
-import { basic, exchangeCode, makeClient, makeUser, mintCode, type TestClient } from '../helpers/oauth.js';
+import { basic, exchangeCode } from '../helpers/http.js';
 
 /**
  * Every route of the catalogue, driven with generated requests: NUL, lone surrogates, invalid

@@ -4,17 +4,9 @@ import { findUnacceptableText, isAcceptableText } from '../../src/http/input-gua
 import { createClient } from '../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
+import { makeClient, makeUser, mintCode, type TestClient, type TestUser } from '../helpers/factories.js';
 import { hiddenFields } from '../helpers/html.js';
-import {
-  basic,
-  exchangeCode,
-  makeClient,
-  makeUser,
-  mintCode,
-  postForm,
-  type TestClient,
-  type TestUser,
-} from '../helpers/oauth.js';
+import { basic, exchangeCode, postForm } from '../helpers/http.js';
 
 const NUL = 'a\u0000b';
 const LONE = 'a\ud800b';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
-import { exchangeCode, makeClient, makeUser, mintCode } from '../helpers/oauth.js';
+import { makeClient, makeUser, mintCode } from '../helpers/factories.js';
+import { exchangeCode } from '../helpers/http.js';
 
 /* GET /metrics (Prometheus): off without METRICS_TOKEN, answered only to that token when set. */
 

@@ -6,7 +6,8 @@ import { createLogger } from '../../src/http/logger.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
 import { testRedisUrl } from '../helpers/database.js';
-import { basic, makeClient, makeUser, type TestClient } from '../helpers/oauth.js';
+import { makeClient, makeUser, type TestClient } from '../helpers/factories.js';
+import { basic } from '../helpers/http.js';
 import { insertAccessToken } from '../helpers/tokens.js';
 
 /*

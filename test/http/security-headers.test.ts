@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser } from '../helpers/browser.js';
-import { makeClient, makeUser, type TestClient } from '../helpers/oauth.js';
+import { makeClient, makeUser, type TestClient } from '../helpers/factories.js';
 
 /*
  * Security headers on every page and answer, HSTS on https, no CORS, and URLs that never follow a

@@ -5,7 +5,7 @@ import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, hiddenFields, unescapeHtml } from '../helpers/browser.js';
-import { makeClient } from '../helpers/oauth.js';
+import { makeClient } from '../helpers/factories.js';
 
 /**
  * The pages' languages through HTTP: how a request's language is chosen (Accept-Language, the

@@ -4,7 +4,7 @@ import { authenticate } from '../../../src/modules/accounts/accounts.service.js'
 import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser } from '../../helpers/browser.js';
-import { makeUser } from '../../helpers/oauth.js';
+import { makeUser } from '../../helpers/factories.js';
 
 /*
  * Brute force: every check of an account's password takes a numbered slot in the database first,

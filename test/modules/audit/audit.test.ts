@@ -9,7 +9,8 @@ import {
 import { credit } from '../../../src/modules/wallet/wallet.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser } from '../../helpers/browser.js';
-import { basic, makeClient, makeUser, postForm } from '../../helpers/oauth.js';
+import { makeClient, makeUser } from '../../helpers/factories.js';
+import { basic, postForm } from '../../helpers/http.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /*

@@ -5,7 +5,7 @@ import { purgeExpired, schedulePurge } from '../../../src/modules/housekeeping/p
 import { chargeWallet } from '../../../src/modules/wallet/wallet.repository.js';
 import { credit } from '../../../src/modules/wallet/wallet.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
-import { makeClient, makeUser } from '../../helpers/oauth.js';
+import { makeClient, makeUser } from '../../helpers/factories.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /*

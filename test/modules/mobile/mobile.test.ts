@@ -7,16 +7,8 @@ import { listSignedInDevices } from '../../../src/modules/mobile/mobile.service.
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { Browser } from '../../helpers/browser.js';
-import {
-  basic,
-  exchangeCode,
-  makeClient,
-  makeUser,
-  mintCode,
-  postForm,
-  type TestClient,
-  type TestUser,
-} from '../../helpers/oauth.js';
+import { makeClient, makeUser, mintCode, type TestClient, type TestUser } from '../../helpers/factories.js';
+import { basic, exchangeCode, postForm } from '../../helpers/http.js';
 
 /*
  * Sign-in for the official mobile app (CONTRACT.md §6, docs/mobile.md), driven the way the app

@@ -5,15 +5,8 @@ import { updateClient } from '../../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
-import {
-  basic,
-  exchangeCode,
-  makeClient,
-  makeUser,
-  postForm,
-  type TestClient,
-  type TestUser,
-} from '../../helpers/oauth.js';
+import { makeClient, makeUser, type TestClient, type TestUser } from '../../helpers/factories.js';
+import { basic, exchangeCode, postForm } from '../../helpers/http.js';
 
 /**
  * Decisions that end access end all of it (revoking an app, disabling a user or a client: codes not

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s256 } from '../../../src/lib/pkce.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
-import { makeClient, type TestClient } from '../../helpers/oauth.js';
+import { makeClient, type TestClient } from '../../helpers/factories.js';
 
 let t: TestApp;
 let client: TestClient;

@@ -4,14 +4,8 @@ import { disableUser, enableUser } from '../../../src/modules/accounts/accounts.
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { Browser, forms, hiddenFields, hiddenFieldsOf, inputs } from '../../helpers/browser.js';
-import {
-  basic,
-  makeClient,
-  makeUser,
-  postForm,
-  type TestClient,
-  type TestUser,
-} from '../../helpers/oauth.js';
+import { makeClient, makeUser, type TestClient, type TestUser } from '../../helpers/factories.js';
+import { basic, postForm } from '../../helpers/http.js';
 
 /**
  * The browser side of the flow through the real routes: sign-in, consent, remembered consent,

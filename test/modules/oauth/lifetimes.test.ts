@@ -2,15 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUTHORIZATION_CODE_TTL_MS } from '../../../src/modules/oauth/authorize.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
-import {
-  basic,
-  exchangeCode,
-  makeClient,
-  makeUser,
-  mintCode,
-  postForm,
-  type TestClient,
-} from '../../helpers/oauth.js';
+import { makeClient, makeUser, mintCode, type TestClient } from '../../helpers/factories.js';
+import { basic, exchangeCode, postForm } from '../../helpers/http.js';
 
 /**
  * Lifetimes, pinned from both sides: a code works until just before its 10 minutes (SPEC.md: "about

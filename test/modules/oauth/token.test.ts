@@ -3,16 +3,8 @@ import { s256 } from '../../../src/lib/pkce.js';
 import { hashSecret } from '../../../src/lib/secrets.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
-import {
-  basic,
-  exchangeCode,
-  makeClient,
-  makeUser,
-  mintCode,
-  postForm,
-  type TestClient,
-  type TestUser,
-} from '../../helpers/oauth.js';
+import { makeClient, makeUser, mintCode, type TestClient, type TestUser } from '../../helpers/factories.js';
+import { basic, exchangeCode, postForm } from '../../helpers/http.js';
 
 let t: TestApp;
 let client: TestClient;

@@ -8,15 +8,8 @@ import { ClientCache } from '../../../src/modules/oauth/client-cache.js';
 import { AccessTokenCache } from '../../../src/modules/oidc/token-cache.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
-import {
-  basic,
-  exchangeCode,
-  makeClient,
-  makeUser,
-  mintCode,
-  postForm,
-  type TestClient,
-} from '../../helpers/oauth.js';
+import { makeClient, makeUser, mintCode, type TestClient } from '../../helpers/factories.js';
+import { basic, exchangeCode, postForm } from '../../helpers/http.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /**

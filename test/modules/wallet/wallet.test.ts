@@ -6,7 +6,7 @@ import { revokeAppAccess } from '../../../src/modules/oauth/consents.repository.
 import { credit, verifyLedger } from '../../../src/modules/wallet/wallet.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
-import { makeClient, makeUser, type TestClient } from '../../helpers/oauth.js';
+import { makeClient, makeUser, type TestClient } from '../../helpers/factories.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /*

@@ -1,4 +1,4 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+// Users, clients and codes made through the services, as the app itself makes them.
 import type { Deps } from '../../src/context.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
@@ -94,43 +94,4 @@ export async function mintCode(
   const code = new URL(location).searchParams.get('code');
   if (!code) throw new Error(`no code in ${location}`);
   return code;
-}
-
-export function basic(client: TestClient): string {
-  const encode = (value: string) => encodeURIComponent(value);
-  return `Basic ${Buffer.from(`${encode(client.clientId)}:${encode(client.clientSecret)}`).toString('base64')}`;
-}
-
-export function form(params: Record<string, string | undefined>): string {
-  const body = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) body.append(name, value);
-  return body.toString();
-}
-
-export function postForm(
-  app: FastifyInstance,
-  url: string,
-  params: Record<string, string | undefined>,
-  headers: Record<string, string> = {},
-): Promise<LightMyRequestResponse> {
-  return app.inject({
-    method: 'POST',
-    url,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    payload: form(params),
-  });
-}
-
-export function exchangeCode(
-  app: FastifyInstance,
-  client: TestClient,
-  code: string,
-  extra: Record<string, string | undefined> = {},
-): Promise<LightMyRequestResponse> {
-  return postForm(
-    app,
-    '/api/v1/oauth/token',
-    { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, ...extra },
-    { authorization: basic(client) },
-  );
 }
