@@ -2,10 +2,8 @@ import path from 'node:path';
 import { z } from 'zod';
 
 /**
- * Every setting of the service, read once from the environment (CONTRACT.md §1).
- *
- * Each entry carries a description: it is the single source of the configuration reference in the
- * README, so a setting cannot exist without being documented.
+ * Every setting, read once from the environment (CONTRACT.md §1). Each description is the source of
+ * the reference in docs/operating.md (`npm run docs:config`), so no setting goes undocumented.
  */
 const integer = (min: number, max: number) =>
   z

@@ -6,12 +6,9 @@ import type { CommandContext } from './command.js';
 import { type CommandOutput, runCommand } from './run-command.js';
 
 /**
- * The local channel through which the `idp` CLI hands a command to the running server when the
- * database is embedded: a PGlite directory can be open in one process only (CONTRACT.md §2).
- *
- * A Unix socket inside DATA_DIR, readable by its owner only: no network port is opened. One
- * connection carries one command: the client writes one JSON line `{argv, stdin}`, the server runs
- * the same code the CLI would and answers one JSON line `{exitCode, stdout, stderr}`.
+ * How the CLI hands a command to the running server when the database is embedded, as a PGlite
+ * directory can be open in one process only (CONTRACT.md §2): an owner-only Unix socket in DATA_DIR,
+ * one connection per command, one JSON line each way (`{argv, stdin}`, `{exitCode, stdout, stderr}`).
  */
 export interface ControlRequest {
   argv: string[];

@@ -102,11 +102,9 @@ export function prepareCommand(argv: readonly string[]): PreparedCommand | Comma
 }
 
 /**
- * Node's parseArgs takes every argument that starts with `-` for an option, but a positional value
- * may start with one: a key id is base64url (`-S3WE…`). An argument is an option here only when it
- * names one the command declares (`--name`, `--name=value`, `-h`), or looks like an option name
- * (`--word`, so a mistyped option is still reported as unknown); anything else is a value. Values
- * move after a `--`, where parseArgs reads them as positionals.
+ * parseArgs takes anything starting with `-` for an option, but a key id is base64url (`-S3WE…`).
+ * Only declared options and `--word` (so a typo is still reported) stay options; other values move
+ * after `--`, where parseArgs reads them as positionals.
  */
 function positionalsLast(args: readonly string[], command: Command): string[] {
   const declared = new Map<string, { type: string }>(

@@ -49,11 +49,9 @@ function serverAnswers(socketPath: string): Promise<boolean> {
 }
 
 /**
- * Takes the lock, or returns null when another process holds it.
- *
- * The abstract socket is private to one network namespace, so a server running in another
- * container on the same volume would not hold it; such a server is found by its control socket,
- * a file inside the directory.
+ * Takes the lock, or returns null when another process holds it. The abstract socket is private to
+ * one network namespace, so a server in another container on the same volume is found by its
+ * control socket, a file inside the directory.
  */
 export async function tryLockDataDir(dataDir: string): Promise<DataDirLock | null> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

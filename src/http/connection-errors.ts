@@ -38,10 +38,8 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
 }
 
 /**
- * Fastify's `frameworkErrors`: a URL its router cannot decode (a malformed percent-encoding in the
- * path, `FST_ERR_BAD_URL`), a route parameter over the length limit, or a failed route constraint,
- * in the contract's words instead of Fastify's body, which repeats the URL. No route has run, so
- * the answer is written as it is.
+ * Router errors (a malformed percent-encoding, a parameter over the length limit) in the contract's
+ * words: Fastify's own body repeats the URL. No route has run, so the answer is written raw.
  */
 export function answerFrameworkError(
   error: FastifyError,

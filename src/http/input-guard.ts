@@ -47,10 +47,8 @@ function hasContent(value: unknown): boolean {
 }
 
 /**
- * Refuses, once and before any handler, a request whose query, route parameters, body or Basic
- * credentials carry a string that is not acceptable text: 400 `invalid_request` (the error page on
- * browser routes, through the one error handler). Behind this hook no handler, query, audit row or
- * log line ever sees such a string.
+ * 400 `invalid_request` before any handler for a query, parameter, body or Basic credential that is
+ * not acceptable text, so no handler, query, audit row or log line ever sees one.
  */
 export function installInputGuard(app: FastifyInstance): void {
   app.addHook('preValidation', (request, _reply, done) => {

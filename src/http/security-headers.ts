@@ -2,15 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 
 /**
- * The headers every answer carries, computed once. They are helmet's defaults for an API that
- * serves no scripts, with three choices of ours:
- * - `Cross-Origin-Resource-Policy: cross-origin`: other sites may show the avatars that search
- *   results point to;
- * - `Referrer-Policy: no-referrer` and `X-Frame-Options: DENY`: nothing here is meant to be framed
- *   or to leak its URL (authorize URLs carry state);
- * - `Strict-Transport-Security` only when the service is on https (on http it would be ignored,
- *   and a development machine on localhost should not be pinned to https).
- * Pages add their own strict Content-Security-Policy (http/pages.ts); JSON needs none.
+ * helmet's defaults for an API that serves no scripts, except: CORP `cross-origin` (other sites show
+ * our avatars), nothing framed and no referrer (authorize URLs carry state), and HSTS only on https
+ * (a development machine on localhost must not be pinned to https). Pages add their own CSP
+ * (src/web/pages.ts).
  */
 export function securityHeaders(config: Pick<Config, 'PUBLIC_URL'>): Record<string, string> {
   return {
@@ -31,10 +26,8 @@ export function securityHeaders(config: Pick<Config, 'PUBLIC_URL'>): Record<stri
 }
 
 /**
- * Sets the security headers and `X-Request-Id` on every answer, errors and 404s included, in one
- * synchronous hook: a fixed set of headers needs no middleware chain, and this hook runs on every
- * request (it replaced @fastify/helmet, whose eleven middlewares cost about a quarter of a simple
- * request's CPU time; see bench/results.md).
+ * The headers and `X-Request-Id` on every answer, 404s included, in one synchronous hook: @fastify/helmet's
+ * eleven middlewares cost about a quarter of a simple request's CPU time (bench/results.md).
  */
 export function installSecurityHeaders(app: FastifyInstance, config: Pick<Config, 'PUBLIC_URL'>): void {
   const headers = securityHeaders(config);

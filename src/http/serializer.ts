@@ -52,14 +52,10 @@ export function fastSerializer(schema: ZodType): ((data: unknown) => string) | u
 }
 
 /**
- * Serializes responses with fast-json-stringify, compiled once per route from the route's zod
- * response schema: it writes only the properties the schema names, so a field a handler returns by
- * mistake never leaves the service, and it costs a small part of a zod parse on every answer.
- * Schemas with no JSON Schema equivalent (transforms) keep the zod serializer.
- *
- * With `verify` (every environment but production), each answer is also encoded by zod, which
- * throws when the handler's data breaks the schema, and the two outputs must agree: the test suite
- * thus proves the fast serializer equivalent on every response it sees.
+ * fast-json-stringify, compiled per route from its zod response schema: a field returned by mistake
+ * never leaves the service, at a small part of a zod parse's cost. Transforms keep the zod serializer.
+ * With `verify` (all but production) zod encodes each answer too and both outputs must agree, so the
+ * test suite proves the fast serializer on every response it sees.
  */
 export function responseSerializerCompiler(options: {
   verify: boolean;

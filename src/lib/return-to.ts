@@ -24,13 +24,9 @@ function hasControlCharacter(value: string): boolean {
 }
 
 /**
- * The `return_to` value as a safe same-origin path, or null when it is not one (an open-redirect
- * attempt, or just malformed). The caller then falls back to its default page.
- *
- * Accepted: a path starting with a single `/`, printable ASCII only, at most 2000 characters, that
- * still starts with a single `/` and holds no backslash or control character after every round of
- * percent-decoding (so `/%2F%2Fevil.com`, `/%5Cevil.com` and `/%09/evil.com` are refused, whatever
- * a browser or a proxy might decode). Schemes (`https:`, `javascript:`) never start with `/`.
+ * The `return_to` value as a safe same-origin path, or null (an open-redirect attempt, or just
+ * malformed). Every round of percent-decoding is checked, so `/%2F%2Fevil.com`, `/%5Cevil.com` and
+ * `/%09/evil.com` are refused whatever a browser or a proxy might decode.
  */
 export function safeReturnPath(value: unknown): string | null {
   if (typeof value !== 'string' || value.length === 0 || value.length > RETURN_TO_MAX_LENGTH) return null;
