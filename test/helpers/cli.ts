@@ -34,10 +34,7 @@ export interface RunOptions {
 /** Every child still running, so that `stopAllChildren` can end them whatever a test did. */
 const running = new Set<ChildProcess>();
 
-/**
- * An environment for a child: PATH and HOME of this process, NODE_ENV=test, plus `extra`.
- * DATABASE_URL, DATA_DIR and the rest of this process's environment are never inherited.
- */
+/** PATH, HOME, NODE_ENV=test and `extra`: DATABASE_URL, DATA_DIR and the rest are never inherited. */
 export function childEnv(extra: Record<string, string>): Record<string, string> {
   // The compiled build of this checkout, made once by test/global-setup.ts (see bin/launch.js).
   const env: Record<string, string> = { NODE_ENV: 'test', IDP_RUN_BUILD: '1' };
@@ -232,10 +229,8 @@ export function parseJsonOutput(result: ProcessResult): Record<string, unknown> 
 }
 
 /**
- * The database that the child processes of one test file use: a fresh temporary DATA_DIR (PGlite),
- * or a fresh PostgreSQL database when TEST_DATABASE_URL is set. `drop` removes it.
- * The DATA_DIR starts as a copy of the migrated template (a child would otherwise spend seconds on
- * initdb and the migrations), unless `empty` is set.
+ * A fresh DATA_DIR (PGlite) or PostgreSQL database (TEST_DATABASE_URL) for one test file's children.
+ * The DATA_DIR is a copy of the migrated template unless `empty`: initdb and migrations take seconds.
  */
 export async function cliDatabase(
   prefix: string,
