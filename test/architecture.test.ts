@@ -39,7 +39,11 @@ describe('the checkers, on fixtures', () => {
         "await db\n  .insertInto('x')",
         "db.updateTable('x'); db.deleteFrom('x');",
       ),
-      file('src/cli/c.ts', "db.replaceInto('x'); db.mergeInto('x');"),
+      file(
+        'src/cli/c.ts',
+        "db.replaceInto('x'); db.mergeInto('x');",
+        "db.executeQuery(CompiledQuery.raw('x'));",
+      ),
       file('src/modules/a/a.repository.ts', "db.selectFrom('users'); sql`select 1`;"),
       file('src/db/migrate.ts', 'sql`select 1`;'),
       file('src/modules/b/b.service.ts', '// db.selectFrom() in a comment', '/**', ' * sql`x` too', ' */'),
@@ -48,6 +52,8 @@ describe('the checkers, on fixtures', () => {
     expect(describeOffences(findSqlOutsideRepositories(files))).toEqual([
       'src/cli/c.ts:1 query building: .replaceInto(',
       'src/cli/c.ts:1 query building: .mergeInto(',
+      'src/cli/c.ts:2 raw sql: .executeQuery(',
+      'src/cli/c.ts:2 raw sql: CompiledQuery.raw',
       'src/modules/a/a.routes.ts:2 query building: .insertInto(',
       'src/modules/a/a.routes.ts:3 query building: .updateTable(',
       'src/modules/a/a.routes.ts:3 query building: .deleteFrom(',

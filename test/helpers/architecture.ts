@@ -102,6 +102,7 @@ const SQL_PATTERNS: readonly [RegExp, string][] = [
   ],
   [/\bsql\s*(`|<)/g, 'raw sql'],
   [/\bsql\.(raw|ref|table|id|lit|join|val)\b/g, 'raw sql'],
+  [/\bCompiledQuery\.raw\b|\.executeQuery\s*\(/g, 'raw sql'],
 ];
 
 /** Where SQL may be written: repositories and the database layer (migrations/ live outside src/). */
