@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, IncidentSeverity, IncidentsTable, PlatformStatusValue } from '../../db/schema.js';
 
 export type IncidentRow = Selectable<IncidentsTable>;
@@ -62,4 +62,9 @@ export async function resolveIncident(
     .returningAll()
     .executeTakeFirst();
   return resolved ?? db.selectFrom('incidents').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The cheapest statement that proves the database answers (the readiness check). */
+export async function pingDatabase(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
 }

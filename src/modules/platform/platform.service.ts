@@ -1,12 +1,13 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import type { Database, PlatformStatusValue } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
 import { InvalidRequest, NotFound, Unavailable } from '../../lib/errors.js';
 import {
   type IncidentRow,
   insertIncident,
   listOpenIncidents,
+  pingDatabase,
   readPlatformState,
   resolveIncident as resolveIncidentRow,
   writePlatformState,
@@ -42,7 +43,7 @@ export function presentIncident(row: IncidentRow): Incident {
  * The public platform status. Reading it is the live database check: when the database cannot be
  * reached the status still answers (a status page must work while things are down), saying so.
  */
-export async function getPlatformStatus(db: Kysely<Database>, clock: Clock): Promise<PlatformStatus> {
+export async function getPlatformStatus(db: Kysely<Database>, ctx: Context): Promise<PlatformStatus> {
   try {
     const [state, incidents] = await Promise.all([readPlatformState(db), listOpenIncidents(db)]);
     return {
@@ -67,7 +68,7 @@ export async function getPlatformStatus(db: Kysely<Database>, clock: Clock): Pro
         { name: 'api', status: 'degraded' },
         { name: 'database', status: 'outage' },
       ],
-      updated_at: clock.now().toISOString(),
+      updated_at: ctx.clock.now().toISOString(),
     };
   }
 }
@@ -75,7 +76,7 @@ export async function getPlatformStatus(db: Kysely<Database>, clock: Clock): Pro
 /** Whether the database answers: the readiness check of load balancers. */
 export async function checkDatabase(db: Kysely<Database>): Promise<void> {
   try {
-    await sql`select 1`.execute(db);
+    await pingDatabase(db);
   } catch (error) {
     throw new Unavailable('The database is unreachable.', { cause: error });
   }
@@ -83,10 +84,10 @@ export async function checkDatabase(db: Kysely<Database>): Promise<void> {
 
 export async function setPlatformStatus(
   db: Kysely<Database>,
-  clock: Clock,
-  status: string,
-  message?: string,
+  ctx: Context,
+  input: { status: string; message?: string | undefined },
 ): Promise<PlatformStatus> {
+  const { status, message } = input;
   if (!(PLATFORM_STATUSES as readonly string[]).includes(status)) {
     throw new InvalidRequest(`status must be one of ${PLATFORM_STATUSES.join(', ')}`);
   }
@@ -95,14 +96,14 @@ export async function setPlatformStatus(
   await writePlatformState(db, {
     status: status as PlatformStatusValue,
     message: trimmed || null,
-    updatedAt: clock.now(),
+    updatedAt: ctx.clock.now(),
   });
-  return getPlatformStatus(db, clock);
+  return getPlatformStatus(db, ctx);
 }
 
 export async function openIncident(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   input: IncidentInput,
 ): Promise<Incident> {
   const parsed = incidentInputSchema.safeParse(input);
@@ -111,19 +112,19 @@ export async function openIncident(
     title: parsed.data.title,
     message: parsed.data.message || null,
     severity: parsed.data.severity,
-    startedAt: clock.now(),
+    startedAt: ctx.clock.now(),
   });
   return presentIncident(row);
 }
 
 export async function resolveIncident(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   id: string | number,
 ): Promise<Incident> {
   const numeric = typeof id === 'number' ? id : /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN;
   if (!Number.isSafeInteger(numeric)) throw new InvalidRequest(`incident id must be a number, got "${id}"`);
-  const row = await resolveIncidentRow(db, numeric, clock.now());
+  const row = await resolveIncidentRow(db, numeric, ctx.clock.now());
   if (!row) throw new NotFound(`no incident with id ${numeric}`);
   return presentIncident(row);
 }

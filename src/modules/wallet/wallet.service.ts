@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
 import { IdempotencyConflict, InsufficientFunds, InvalidRequest, NotFound } from '../../lib/errors.js';
 import { isCheckViolation, parseInput } from '../../lib/validation.js';
 import { findUserByUsername } from '../accounts/accounts.repository.js';
@@ -81,7 +81,7 @@ export interface ChargeOutcome {
  */
 export async function charge(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   actor: WalletActor,
   request: ChargeBody,
 ): Promise<ChargeOutcome> {
@@ -91,7 +91,7 @@ export async function charge(
   const requestHash = createHash('sha256')
     .update(JSON.stringify([amount, request.currency, request.description]))
     .digest('base64url');
-  const now = clock.now();
+  const now = ctx.clock.now();
   const result = await chargeWallet(db, {
     clientPk: actor.clientPk,
     userId: actor.userId,
@@ -159,21 +159,20 @@ export async function listTransactions(
  */
 export async function credit(
   db: Kysely<Database>,
-  clock: Clock,
-  username: string,
-  input: { amount: unknown; description?: string | undefined },
+  ctx: Context,
+  input: { username: string; amount: unknown; description?: string | undefined },
 ): Promise<{ balance: number; transaction: TransactionPayload }> {
   const amount = toMinorUnits(parseInput(amountSchema, input.amount)) as number;
   const description = parseInput(descriptionSchema, input.description ?? 'Top-up');
-  const user = await findUserByUsername(db, username);
-  if (!user) throw new NotFound(`no user named ${username}`);
+  const user = await findUserByUsername(db, input.username);
+  if (!user) throw new NotFound(`no user named ${input.username}`);
   try {
     const entry = await creditWallet(db, {
       publicId: newTransactionId(),
       userId: user.id,
       amount,
       description,
-      now: clock.now(),
+      now: ctx.clock.now(),
     });
     return { balance: toCoins(entry.balance_after), transaction: presentTransaction(entry) };
   } catch (error) {

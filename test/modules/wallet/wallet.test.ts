@@ -39,7 +39,12 @@ interface Holder {
 /** A user with `balance` coins and a wallet-scoped token of `client` (default the shop). */
 async function holder(balance: number, client: TestClient = shop): Promise<Holder> {
   const user = await makeUser(t);
-  if (balance > 0) await credit(t.database.db, t.clock, user.username, { amount: balance });
+  if (balance > 0)
+    await credit(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      { username: user.username, amount: balance },
+    );
   const token = await tokenFor(user.id, client);
   return { id: user.id, username: user.username, token };
 }
@@ -185,7 +190,11 @@ describe('GET /api/v1/wallet/balance', () => {
     });
     expect(empty.json()).toEqual({ ok: true, balance: 0, currency: 'COIN' });
     expect(empty.headers['cache-control']).toBe('no-store');
-    await credit(t.database.db, t.clock, user.username, { amount: 12.5 });
+    await credit(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      { username: user.username, amount: 12.5 },
+    );
     expect(await balanceOf(user.token)).toBe(12.5);
   });
 
@@ -352,7 +361,7 @@ describe('POST /api/v1/wallet/charge', () => {
     expectApiError(refused, 402, 'insufficient_funds');
     expect(await storedKeys(user.id)).toBe(0);
     expect(await balanceOf(user.token)).toBe(3);
-    await credit(t.database.db, t.clock, user.username, { amount: 2 });
+    await credit(t.database.db, { config: t.config, clock: t.clock }, { username: user.username, amount: 2 });
     const retried = await charge(user.token, order(5, key));
     expect(retried.statusCode).toBe(201);
     expect(retried.json()).toMatchObject({ balance: 0 });
@@ -605,11 +614,17 @@ describe('the books', () => {
       values ('tx_near_top', ${user.id}, 'credit', ${nearTop}, ${nearTop}, 'seed', now())`.execute(
       t.database.db,
     );
-    await expect(credit(t.database.db, t.clock, user.username, { amount: 1 })).rejects.toMatchObject({
+    await expect(
+      credit(t.database.db, { config: t.config, clock: t.clock }, { username: user.username, amount: 1 }),
+    ).rejects.toMatchObject({
       error: 'invalid_request',
     });
     await expect(
-      credit(t.database.db, t.clock, user.username, { amount: 1_000_000_001 }),
+      credit(
+        t.database.db,
+        { config: t.config, clock: t.clock },
+        { username: user.username, amount: 1_000_000_001 },
+      ),
     ).rejects.toMatchObject({ error: 'invalid_request' });
     expect(await ledgerCount(user.id)).toBe(1);
   });
