@@ -4,12 +4,12 @@ import { isDatabaseUnavailable } from '../../db/errors.js';
 import type { Database, PlatformStatusValue } from '../../db/schema.js';
 import { InvalidRequest, NotFound, Unavailable } from '../../lib/errors.js';
 import {
-  type IncidentRow,
+  type IncidentRecord,
   insertIncident,
   listOpenIncidents,
   pingDatabase,
   readPlatformState,
-  resolveIncident as resolveIncidentRow,
+  resolveIncident as resolveStoredIncident,
   writePlatformState,
 } from './platform.repository.js';
 import {
@@ -27,15 +27,15 @@ const DEFAULT_MESSAGES: Record<PlatformStatusValue, string> = {
   maintenance: 'Maintenance is in progress; the API keeps serving.',
 };
 
-export function presentIncident(row: IncidentRow): Incident {
+export function presentIncident(incident: IncidentRecord): Incident {
   return {
-    id: row.id,
-    title: row.title,
-    message: row.message,
-    severity: row.severity,
-    status: row.status,
-    started_at: row.started_at.toISOString(),
-    resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
+    id: incident.id,
+    title: incident.title,
+    message: incident.message,
+    severity: incident.severity,
+    status: incident.status,
+    started_at: incident.startedAt.toISOString(),
+    resolved_at: incident.resolvedAt ? incident.resolvedAt.toISOString() : null,
   };
 }
 
@@ -55,7 +55,7 @@ export async function getPlatformStatus(db: Kysely<Database>, ctx: Context): Pro
         { name: 'api', status: state.status },
         { name: 'database', status: 'operational' },
       ],
-      updated_at: state.updated_at.toISOString(),
+      updated_at: state.updatedAt.toISOString(),
     };
   } catch (error) {
     if (!isDatabaseUnavailable(error)) throw error;
@@ -108,13 +108,13 @@ export async function openIncident(
 ): Promise<Incident> {
   const parsed = incidentInputSchema.safeParse(input);
   if (!parsed.success) throw new InvalidRequest(parsed.error.issues.map((issue) => issue.message).join('; '));
-  const row = await insertIncident(db, {
+  const incident = await insertIncident(db, {
     title: parsed.data.title,
     message: parsed.data.message || null,
     severity: parsed.data.severity,
     startedAt: ctx.clock.now(),
   });
-  return presentIncident(row);
+  return presentIncident(incident);
 }
 
 export async function resolveIncident(
@@ -124,7 +124,7 @@ export async function resolveIncident(
 ): Promise<Incident> {
   const numeric = typeof id === 'number' ? id : /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN;
   if (!Number.isSafeInteger(numeric)) throw new InvalidRequest(`incident id must be a number, got "${id}"`);
-  const row = await resolveIncidentRow(db, numeric, ctx.clock.now());
-  if (!row) throw new NotFound(`no incident with id ${numeric}`);
-  return presentIncident(row);
+  const incident = await resolveStoredIncident(db, numeric, ctx.clock.now());
+  if (!incident) throw new NotFound(`no incident with id ${numeric}`);
+  return presentIncident(incident);
 }

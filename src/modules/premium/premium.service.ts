@@ -28,12 +28,12 @@ export async function getPremiumStatus(
   const now = ctx.clock.now();
   const latest = await findLatestPeriod(db, userId, now);
   const active = Boolean(latest?.active);
-  const left = latest ? latest.ends_at.getTime() - now.getTime() : 0;
+  const left = latest ? latest.endsAt.getTime() - now.getTime() : 0;
   return {
     ok: true,
     active,
-    expires_at: latest ? formatPremiumDate(latest.ends_at) : null,
-    billing_period: latest?.billing_period ?? null,
+    expires_at: latest ? formatPremiumDate(latest.endsAt) : null,
+    billing_period: latest?.billingPeriod ?? null,
     days_left: active && left > 0 ? Math.ceil(left / DAY_MS) : 0,
     wallet_balance: toCoins(await findBalance(db, userId)),
   };
@@ -60,7 +60,7 @@ export async function grantPremium(
     if (!user) throw new NotFound(`no user named ${username}`);
     const now = ctx.clock.now();
     const latest = await findLatestPeriod(trx, user.id, now);
-    const startsAt = latest && latest.ends_at.getTime() > now.getTime() ? latest.ends_at : now;
+    const startsAt = latest && latest.endsAt.getTime() > now.getTime() ? latest.endsAt : now;
     await insertPeriod(trx, {
       userId: user.id,
       billingPeriod: period,

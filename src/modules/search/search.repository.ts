@@ -4,6 +4,26 @@ import type { SearchableUser } from '../profiles/profile.presenter.js';
 
 export type SearchRow = SearchableUser & { premium: boolean };
 
+interface MatchRow {
+  id: number;
+  username: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  verification_level: number;
+  premium: boolean;
+}
+
+function toSearchRow(row: MatchRow): SearchRow {
+  return {
+    id: row.id,
+    username: row.username,
+    displayName: row.display_name,
+    avatarUrl: row.avatar_url,
+    verificationLevel: row.verification_level,
+    premium: row.premium,
+  };
+}
+
 /** `%`, `_` and `\` stand for themselves in a LIKE pattern whose ESCAPE character is `\`. */
 export function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (char) => `\\${char}`);
@@ -26,6 +46,7 @@ export async function searchUsers(
   db: Kysely<Database>,
   input: { term: string; usernameOnly: boolean; limit: number; now: Date },
 ): Promise<SearchRow[]> {
+  // Premium is read in the same statement (premium_periods is premium.repository's): one query per search.
   const columns = sql`u.id, u.username, u.display_name, u.avatar_url, u.verification_level,
     exists (
       select 1 from premium_periods p
@@ -34,14 +55,14 @@ export async function searchUsers(
   // [lower(term), lower(term) + the highest code point): every string that starts with the term.
   const inPrefixRange = sql`(lower(u.username) collate "C" >= lower(${input.term}) collate "C"
     and lower(u.username) collate "C" < (lower(${input.term}) || chr(1114111)) collate "C")`;
-  const prefixed = await sql<SearchRow>`
+  const prefixed = await sql<MatchRow>`
     select ${columns}
     from users u
     where u.disabled_at is null and ${inPrefixRange}
     order by lower(u.username) collate "C"
     limit ${input.limit}
   `.execute(db);
-  if (prefixed.rows.length >= input.limit) return prefixed.rows;
+  if (prefixed.rows.length >= input.limit) return prefixed.rows.map(toSearchRow);
 
   const escaped = escapeLike(input.term);
   const contains = sql`'%' || lower(${escaped}) || '%'`;
@@ -49,7 +70,7 @@ export async function searchUsers(
   const displayNameMatches = input.usernameOnly
     ? sql`false`
     : sql`lower(u.display_name) like ${contains} escape '\\'`;
-  const others = await sql<SearchRow>`
+  const others = await sql<MatchRow>`
     select ${columns}
     from users u
     where u.disabled_at is null
@@ -63,5 +84,5 @@ export async function searchUsers(
       lower(u.username) collate "C"
     limit ${input.limit - prefixed.rows.length}
   `.execute(db);
-  return [...prefixed.rows, ...others.rows];
+  return [...prefixed.rows, ...others.rows].map(toSearchRow);
 }

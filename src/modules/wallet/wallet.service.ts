@@ -11,7 +11,6 @@ import {
   creditWallet,
   findBalance,
   findLedgerMismatches,
-  type LedgerMismatch,
   listClientEntries,
   type PresentedEntry,
 } from './wallet.repository.js';
@@ -44,15 +43,15 @@ function newTransactionId(): string {
 
 export function presentTransaction(entry: PresentedEntry): TransactionPayload {
   return {
-    id: entry.public_id,
+    id: entry.publicId,
     type: entry.type,
     amount: toCoins(entry.amount),
     currency: CURRENCY,
     description: entry.description,
     status: 'completed',
-    balance_after: toCoins(entry.balance_after),
-    idempotency_key: entry.idempotency_key,
-    created_at: entry.created_at.toISOString(),
+    balance_after: toCoins(entry.balanceAfter),
+    idempotency_key: entry.idempotencyKey,
+    created_at: entry.createdAt.toISOString(),
   };
 }
 
@@ -116,7 +115,7 @@ export async function charge(
 }
 
 function chargeBody(entry: PresentedEntry): ChargeOutcome['body'] {
-  return { ok: true, transaction: presentTransaction(entry), balance: toCoins(entry.balance_after) };
+  return { ok: true, transaction: presentTransaction(entry), balance: toCoins(entry.balanceAfter) };
 }
 
 /** Opaque to clients: the id below which the next page starts. */
@@ -174,7 +173,7 @@ export async function credit(
       description,
       now: ctx.clock.now(),
     });
-    return { balance: toCoins(entry.balance_after), transaction: presentTransaction(entry) };
+    return { balance: toCoins(entry.balanceAfter), transaction: presentTransaction(entry) };
   } catch (error) {
     if (isCheckViolation(error)) {
       throw new InvalidRequest('This credit would take the balance past the largest one a wallet can hold.');
@@ -183,16 +182,16 @@ export async function credit(
   }
 }
 
+/** What `idp wallet verify` prints (in coins). */
 export interface LedgerCheck {
   ok: boolean;
   wallets_checked: number;
-  mismatches: Array<
-    Omit<LedgerMismatch, 'balance' | 'ledger_sum' | 'last_balance_after'> & {
-      balance: number | null;
-      ledger_sum: number;
-      last_balance_after: number | null;
-    }
-  >;
+  mismatches: Array<{
+    user_id: number;
+    balance: number | null;
+    ledger_sum: number;
+    last_balance_after: number | null;
+  }>;
 }
 
 /** The invariant of the books (`idp wallet verify`): every balance equals the sum of its entries. */
@@ -202,10 +201,10 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerCheck> {
     ok: mismatches.length === 0,
     wallets_checked: walletsChecked,
     mismatches: mismatches.map((row) => ({
-      user_id: row.user_id,
+      user_id: row.userId,
       balance: row.balance === null ? null : toCoins(row.balance),
-      ledger_sum: toCoins(row.ledger_sum),
-      last_balance_after: row.last_balance_after === null ? null : toCoins(row.last_balance_after),
+      ledger_sum: toCoins(row.ledgerSum),
+      last_balance_after: row.lastBalanceAfter === null ? null : toCoins(row.lastBalanceAfter),
     })),
   };
 }

@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { disableUser, enableUser } from '../../../src/modules/accounts/accounts.service.js';
 import { createClient, updateClient } from '../../../src/modules/clients/clients.service.js';
-import { listSignedInDevices } from '../../../src/modules/mobile/mobile.service.js';
+import { listSignedInDevices } from '../../../src/modules/mobile/devices.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { Browser } from '../../helpers/browser.js';

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/lib/clock.js';
-import { findUserByUsername, type UserRow } from '../../../src/modules/accounts/accounts.repository.js';
+import { findUserByUsername } from '../../../src/modules/accounts/accounts.repository.js';
 import {
   createUser,
   disableUser,
   enableUser,
   updateUserProfile,
 } from '../../../src/modules/accounts/accounts.service.js';
+import { toUser, type User } from '../../../src/modules/accounts/user.js';
 import { ALL_SCOPES } from '../../../src/modules/oauth/scopes.js';
 import {
   presentMe,
@@ -24,54 +25,52 @@ import { createTestDatabase, type TestDatabase } from '../../helpers/database.js
 
 const PUBLIC_URL = 'https://id.example';
 
-function userRow(overrides: Partial<UserRow> = {}): UserRow {
+function makeUser(overrides: Partial<User> = {}): User {
   return {
     id: 7,
     username: 'plain',
-    username_skeleton: 'plain',
-    password_hash: '$argon2id$not-a-real-hash',
     email: null,
-    email_verified: false,
-    display_name: null,
-    verification_level: 0,
-    avatar_url: null,
-    game_name: null,
-    game_url: null,
-    tag_label: null,
-    tag_kind: null,
-    tag_slug: null,
-    disabled_at: null,
-    created_at: new Date('2026-01-01T00:00:00Z'),
-    updated_at: new Date('2026-01-01T00:00:00Z'),
+    emailVerified: false,
+    displayName: null,
+    verificationLevel: 0,
+    avatarUrl: null,
+    gameName: null,
+    gameUrl: null,
+    tagLabel: null,
+    tagKind: null,
+    tagSlug: null,
+    disabledAt: null,
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+    updatedAt: new Date('2026-01-01T00:00:00Z'),
     ...overrides,
   };
 }
 
 /** Level 0: nothing but a username. */
-const plain = userRow();
+const plain = makeUser();
 /** Level 1: an avatar path served by the service, an unconfirmed e-mail. */
-const standard = userRow({
+const standard = makeUser({
   id: 8,
   username: 'Standard_1',
-  verification_level: 1,
-  avatar_url: '/avatars/standard.png',
+  verificationLevel: 1,
+  avatarUrl: '/avatars/standard.png',
   email: 'standard@example.com',
-  email_verified: false,
+  emailVerified: false,
 });
 /** Level 2: everything, with an absolute avatar URL and a confirmed e-mail. */
-const special = userRow({
+const special = makeUser({
   id: 9,
   username: 'special',
-  display_name: 'Spécial Person',
-  verification_level: 2,
-  avatar_url: 'https://cdn.example/a/special.png',
+  displayName: 'Spécial Person',
+  verificationLevel: 2,
+  avatarUrl: 'https://cdn.example/a/special.png',
   email: 'special@example.com',
-  email_verified: true,
-  game_name: 'SpecialGamer',
-  game_url: 'https://game.example/u/special',
-  tag_label: 'Staff',
-  tag_kind: 'team',
-  tag_slug: 'staff',
+  emailVerified: true,
+  gameName: 'SpecialGamer',
+  gameUrl: 'https://game.example/u/special',
+  tagLabel: 'Staff',
+  tagKind: 'team',
+  tagSlug: 'staff',
 });
 
 const SCOPE_SETS: Record<string, string[]> = {
@@ -142,7 +141,7 @@ describe('presentUserinfo', () => {
   });
 
   it('profile: a game link without a stored name shows the link and omits game_name', () => {
-    const payload = presentUserinfo(userRow({ game_url: 'http://game.example/x' }), ['profile'], PUBLIC_URL);
+    const payload = presentUserinfo(makeUser({ gameUrl: 'http://game.example/x' }), ['profile'], PUBLIC_URL);
     expect(payload).toMatchObject({ game: 'http://game.example/x', game_linked: true });
     expect(payload).not.toHaveProperty('game_name');
   });
@@ -401,7 +400,7 @@ describe('profile updates through the database', () => {
     });
     expect(updated.updated_at.toISOString()).toBe('2026-05-02T10:00:00.000Z');
     expect(await row()).toEqual(updated);
-    expect(presentUserinfo(updated, ALL_SCOPES, PUBLIC_URL)).toMatchObject({
+    expect(presentUserinfo(toUser(updated), ALL_SCOPES, PUBLIC_URL)).toMatchObject({
       name: 'Dora the Explorer',
       picture: 'https://id.example/avatars/dora.png',
       game: 'https://game.example/u/dora',
@@ -455,7 +454,7 @@ describe('profile updates through the database', () => {
       tag_kind: null,
       tag_slug: null,
     });
-    const payload = presentUserinfo(updated, ['profile'], PUBLIC_URL);
+    const payload = presentUserinfo(toUser(updated), ['profile'], PUBLIC_URL);
     expect(payload).toMatchObject({ name: 'Dora', picture: '', game: false, game_linked: false });
     expect(payload).not.toHaveProperty('display_name');
     expect(payload).not.toHaveProperty('tag');
