@@ -42,13 +42,9 @@ export function verificationTier(level: number): VerificationTier {
 }
 
 /**
- * The userinfo payload of a user, for the scopes a token was granted (CONTRACT.md §5): `sub` and
- * `id` always, every other claim only when its scope was granted. The same function feeds
- * userinfo, `/me` and id_tokens, so they can never disagree.
- *
- * Field meanings and types follow SPEC.md "User profile (userinfo)"; fields the user lacks are
- * omitted, as SPEC.md allows (`game_name` without a linked game, `tag` without a tag, `email` and
- * `email_verified` without an e-mail).
+ * The userinfo payload for the scopes a token was granted (CONTRACT.md §5, SPEC.md "User profile"):
+ * `sub` and `id` always, every other claim only when its scope was granted; fields the user lacks
+ * are omitted. One function feeds userinfo, `/me` and id_tokens, so they can never disagree.
  */
 export function presentUserinfo(
   user: PresentableUser,

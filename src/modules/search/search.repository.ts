@@ -31,16 +31,12 @@ export function escapeLike(value: string): string {
 
 /**
  * Enabled users whose lower(username) (or, unless `usernameOnly`, lower(display_name)) contains the
- * term literally, in this order: the exact username and then the other username prefixes, in code
- * point order (the exact match is the first string of its prefix range); then the other matches by
- * trigram similarity (of the username when it matched, else of the display name), ties broken by
- * lower(username) in code point order.
+ * term literally: username prefixes first, in code point order (the exact match first), then the
+ * other matches by trigram similarity, ties by lower(username).
  *
- * The first tier is a range of the `collate "C"` index of migration 0005, read in index order, so a
- * common prefix with thousands of matches costs only the rows returned. The second query runs only
- * when the first did not fill `limit`; its patterns are `'%' || lower(<escaped term>) || '%'` on
- * `lower(column)`, the expressions of the GIN trigram indexes of migration 0004. Every input is a
- * bound parameter; `now` comes from the injected clock, never SQL now().
+ * The prefixes are a range of the `collate "C"` index of migration 0005, so a common prefix costs
+ * only the rows returned; the second query (only when the first did not fill `limit`) uses the
+ * expressions of the GIN trigram indexes of migration 0004.
  */
 export async function searchUsers(
   db: Kysely<Database>,

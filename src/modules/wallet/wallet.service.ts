@@ -69,12 +69,9 @@ export interface ChargeOutcome {
 }
 
 /**
- * Charges the token's user (CONTRACT.md §6) exactly once per idempotency key: one statement claims
- * the key, debits the wallet and appends the ledger entry, so either all of it happens or none.
- * The same key with the same amount, currency and description replays the recorded charge (the
- * balance in the replay is the one right after that charge, as the first answer said); with
- * anything else it is a conflict. A refused charge (validation, insufficient funds) leaves no claim,
- * so the key stays free for a retry.
+ * Charges the token's user once per idempotency key (CONTRACT.md §6), in one statement. The same
+ * key with the same amount, currency and description replays the recorded charge (with the balance
+ * right after it); a refused charge leaves the key free for a retry.
  * @throws IdempotencyConflict when the key was used with a different request.
  * @throws InsufficientFunds when the balance is lower than the amount.
  */
