@@ -101,7 +101,7 @@ export async function seedService(
       seeded.accessTokens.push(await issueAccessToken(user.id, clientRow.id, scopes));
     }
     // Far more coins than a run can spend: every charge should succeed.
-    await credit(db, systemClock, username, { amount: 1_000_000_000 });
+    await credit(db, ctx, { username, amount: 1_000_000_000 });
     seeded.walletTokens.push(await issueAccessToken(user.id, shopRow.id, walletScopes));
   }
   return seeded;

@@ -118,12 +118,11 @@ async function main(): Promise<void> {
 
   if (config.HOUSEKEEPING_INTERVAL_SECONDS > 0) {
     cleanups.push(
-      schedulePurge(database.db, {
-        intervalMs: config.HOUSEKEEPING_INTERVAL_SECONDS * 1000,
-        now: () => systemClock.now(),
-        signInWindowMs: config.SIGN_IN_WINDOW_SECONDS * 1000,
-        log: logger,
-      }),
+      schedulePurge(
+        database.db,
+        { config, clock: systemClock },
+        { intervalMs: config.HOUSEKEEPING_INTERVAL_SECONDS * 1000, log: logger },
+      ),
     );
   }
 

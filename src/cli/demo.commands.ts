@@ -142,10 +142,15 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
         emailVerified: true,
         displayName: DEMO.displayName,
       });
-      const { transaction } = await credit(trx, ctx.clock, DEMO.username, {
-        amount: DEMO.coins,
-        description: 'Demo coins',
-      });
+      const { transaction } = await credit(
+        trx,
+        { config: ctx.config, clock: ctx.clock },
+        {
+          username: DEMO.username,
+          amount: DEMO.coins,
+          description: 'Demo coins',
+        },
+      );
       // The event `idp wallet credit` records, marked as the demo's.
       await audit('wallet_credited', `username:${created.username.toLowerCase()}`, {
         transaction: transaction.id,

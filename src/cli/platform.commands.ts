@@ -8,7 +8,15 @@ export const platformCommands: Command[] = [
     summary: 'Set the overall platform status shown at /api/v1/platform/status',
     options: { message: { type: 'string' } },
     positionals: 1,
-    run: (ctx, args) => setPlatformStatus(ctx.db, ctx.clock, args.positionals[0] ?? '', str(args, 'message')),
+    run: (ctx, args) =>
+      setPlatformStatus(
+        ctx.db,
+        { config: ctx.config, clock: ctx.clock },
+        {
+          status: args.positionals[0] ?? '',
+          message: str(args, 'message'),
+        },
+      ),
   },
   {
     name: 'incidents open',
@@ -16,11 +24,15 @@ export const platformCommands: Command[] = [
     summary: 'Open an incident (listed by the platform status until resolved)',
     options: { title: { type: 'string' }, message: { type: 'string' }, severity: { type: 'string' } },
     run: (ctx, args) =>
-      openIncident(ctx.db, ctx.clock, {
-        title: required(args, 'title'),
-        message: str(args, 'message'),
-        severity: str(args, 'severity') as 'minor' | 'major' | 'critical' | undefined,
-      }),
+      openIncident(
+        ctx.db,
+        { config: ctx.config, clock: ctx.clock },
+        {
+          title: required(args, 'title'),
+          message: str(args, 'message'),
+          severity: str(args, 'severity') as 'minor' | 'major' | 'critical' | undefined,
+        },
+      ),
   },
   {
     name: 'incidents resolve',
@@ -28,6 +40,7 @@ export const platformCommands: Command[] = [
     summary: 'Resolve an open incident',
     options: {},
     positionals: 1,
-    run: (ctx, args) => resolveIncident(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+    run: (ctx, args) =>
+      resolveIncident(ctx.db, { config: ctx.config, clock: ctx.clock }, args.positionals[0] ?? ''),
   },
 ];

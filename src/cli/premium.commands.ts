@@ -20,10 +20,15 @@ export const premiumCommands: Command[] = [
       if (!(days >= 1 && days <= MAX_GRANT_DAYS)) {
         throw new UsageError(`--days must be a whole number from 1 to ${MAX_GRANT_DAYS}, got "${daysText}"`);
       }
-      return grantPremium(ctx.db, ctx.clock, args.positionals[0] ?? '', {
-        period: period as BillingPeriod,
-        days,
-      });
+      return grantPremium(
+        ctx.db,
+        { config: ctx.config, clock: ctx.clock },
+        {
+          username: args.positionals[0] ?? '',
+          period: period as BillingPeriod,
+          days,
+        },
+      );
     },
   },
 ];

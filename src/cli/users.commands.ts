@@ -4,6 +4,7 @@ import {
   enableUser,
   updateUserProfile,
 } from '../modules/accounts/accounts.service.js';
+import { toUser } from '../modules/accounts/user.js';
 import { ALL_SCOPES } from '../modules/oauth/scopes.js';
 import { presentMe, presentUserinfo } from '../modules/profiles/profile.presenter.js';
 import { bool, type Command, type ParsedArgs, required, str, UsageError } from './command.js';
@@ -89,7 +90,7 @@ export const userCommands: Command[] = [
         tagSlug: str(args, 'tag-slug'),
         clearTag: args.values['no-tag'] === true,
       });
-      return presentMe(presentUserinfo(user, ALL_SCOPES, ctx.config.PUBLIC_URL));
+      return presentMe(presentUserinfo(toUser(user), ALL_SCOPES, ctx.config.PUBLIC_URL));
     },
     // The payload once: the JSON repeats it at the top level and under `user` (the /me shape).
     text: (result) => formatListing((result as { user: unknown }).user),

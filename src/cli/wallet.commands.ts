@@ -24,10 +24,15 @@ export const walletCommands: Command[] = [
       if (!/^\d{1,10}(\.\d{1,2})?$/.test(amountText)) {
         throw new UsageError(`AMOUNT must be a number of coins with at most 2 decimals, got "${amountText}"`);
       }
-      return credit(ctx.db, ctx.clock, username, {
-        amount: Number(amountText),
-        description: str(args, 'description'),
-      });
+      return credit(
+        ctx.db,
+        { config: ctx.config, clock: ctx.clock },
+        {
+          username,
+          amount: Number(amountText),
+          description: str(args, 'description'),
+        },
+      );
     },
   },
   {

@@ -11,7 +11,7 @@ import {
   signUp,
 } from '../modules/accounts/accounts.service.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
-import { listSignedInDevices, signOutDevice } from '../modules/mobile/mobile.service.js';
+import { listSignedInDevices, signOutDevice } from '../modules/mobile/devices.service.js';
 import { listAuthorizedApps, revokeAppAccess } from '../modules/oauth/consents.repository.js';
 import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';

@@ -36,10 +36,8 @@ describe.skipIf(!usingPostgres)('the statement timeout', () => {
   });
 
   it('cuts off a charge stuck behind a lock with 503, and the retry charges once', async () => {
-    const app = await buildApp({
-      config: testConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '300' }),
-      db: database.db,
-    });
+    const config = testConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '300' });
+    const app = await buildApp({ config, db: database.db });
     const user = await createUser(database.db, systemClock, {
       username: 'locked_out',
       password: 'a long enough password',
@@ -50,7 +48,7 @@ describe.skipIf(!usingPostgres)('the statement timeout', () => {
       redirectUris: ['https://shop.example/cb'],
       wallet: true,
     });
-    await credit(database.db, systemClock, 'locked_out', { amount: 10 });
+    await credit(database.db, { config, clock: systemClock }, { username: 'locked_out', amount: 10 });
     const token = await insertAccessToken(database.db, {
       userId: user.id,
       clientId: shop.client_id,

@@ -51,7 +51,14 @@ describe('the guide’s curl examples, run against the service', () => {
   beforeAll(async () => {
     client = await makeClient(provider.t, { wallet: true, redirectUris: [`${origin}/callback`] });
     user = await makeUser(provider.t);
-    await credit(provider.t.database.db, provider.t.clock, user.username, { amount: 12.5 });
+    await credit(
+      provider.t.database.db,
+      { config: provider.t.config, clock: provider.t.clock },
+      {
+        username: user.username,
+        amount: 12.5,
+      },
+    );
     Object.assign(env, {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       IDP: provider.issuer,

@@ -1,67 +1,46 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-
-/** What is purged, and from when on a row is dead. Ledger entries and users are never purged. */
-const TARGETS = [
-  // Used or not, a code past its expiry can no longer be redeemed nor reused.
-  { table: 'authorization_codes', column: 'expires_at' },
-  { table: 'authorization_requests', column: 'expires_at' },
-  // Revoked or not, an expired token is refused anyway; a rotated refresh token is kept until it
-  // expires, for the reuse detection.
-  { table: 'access_tokens', column: 'expires_at' },
-  { table: 'refresh_tokens', column: 'expires_at' },
-  { table: 'browser_sessions', column: 'expires_at' },
-  { table: 'mobile_challenges', column: 'expires_at' },
-  { table: 'wallet_idempotency_keys', column: 'expires_at' },
-] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
+import { deleteExpiredBatch, EXPIRING, SIGN_IN_ATTEMPTS } from './purge.repository.js';
 
 export interface PurgeOptions {
-  now: Date;
   /** Rows per DELETE: short statements that never hold many locks or bloat one transaction. */
   batchSize: number;
   /** Pause between batches, so a large backlog does not starve the requests. */
   pauseMs: number;
-  /** The sign-in attempt window: a count older than it no longer matters. */
-  signInWindowMs: number;
 }
 
 export type PurgeReport = Record<string, number>;
 
 /**
  * Deletes expired codes, authorization requests, tokens, sessions, mobile challenges, idempotency
- * keys and sign-in counts, in batches of `batchSize` rows, each its own statement. Every batch
- * takes its rows with `FOR UPDATE SKIP LOCKED`, so instances purging at the same time share the
- * work instead of waiting on each other, and a row a request is using is left for the next run.
- * Returns the rows deleted per table.
+ * keys and sign-in counts older than `SIGN_IN_WINDOW_SECONDS`, in batches of `batchSize` rows,
+ * each its own statement. Returns the rows deleted per table.
  */
-export async function purgeExpired(db: Kysely<Database>, options: PurgeOptions): Promise<PurgeReport> {
+export async function purgeExpired(
+  db: Kysely<Database>,
+  ctx: Context,
+  options: PurgeOptions,
+): Promise<PurgeReport> {
+  const now = ctx.clock.now();
   const report: PurgeReport = {};
   const targets = [
-    ...TARGETS.map((target) => ({ ...target, before: options.now })),
+    ...EXPIRING.map((target) => ({ target, before: now })),
     {
-      table: 'sign_in_attempts',
-      column: 'window_started_at',
-      before: new Date(options.now.getTime() - options.signInWindowMs),
+      target: SIGN_IN_ATTEMPTS,
+      before: new Date(now.getTime() - ctx.config.SIGN_IN_WINDOW_SECONDS * 1000),
     },
   ];
-  for (const { table, column, before } of targets) {
+  for (const { target, before } of targets) {
     let total = 0;
     for (;;) {
-      const result = await sql`
-        delete from ${sql.table(table)}
-        where ctid in (
-          select ctid from ${sql.table(table)}
-          where ${sql.ref(column)} < ${before}
-          limit ${options.batchSize}
-          for update skip locked
-        )`.execute(db);
-      const deleted = Number(result.numAffectedRows ?? 0n);
+      const deleted = await deleteExpiredBatch(db, target, before, options.batchSize);
       total += deleted;
       if (deleted < options.batchSize) break;
       if (options.pauseMs > 0) await sleep(options.pauseMs);
     }
-    report[table] = total;
+    report[target.table] = total;
   }
   return report;
 }
@@ -73,10 +52,9 @@ export async function purgeExpired(db: Kysely<Database>, options: PurgeOptions):
  */
 export function schedulePurge(
   db: Kysely<Database>,
+  ctx: Context,
   options: {
     intervalMs: number;
-    now: () => Date;
-    signInWindowMs: number;
     log: { info(object: object, message: string): void; warn(object: object, message: string): void };
   },
 ): () => Promise<void> {
@@ -89,12 +67,7 @@ export function schedulePurge(
     timer.unref();
   };
   const run = () => {
-    running = purgeExpired(db, {
-      now: options.now(),
-      batchSize: 1000,
-      pauseMs: 50,
-      signInWindowMs: options.signInWindowMs,
-    })
+    running = purgeExpired(db, ctx, { batchSize: 1000, pauseMs: 50 })
       .then((report) => {
         if (Object.values(report).some((deleted) => deleted > 0))
           options.log.info({ purged: report }, 'housekeeping: expired rows purged');

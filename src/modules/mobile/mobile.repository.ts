@@ -1,7 +1,36 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { Database, MobileDevicesTable } from '../../db/schema.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
 
-export type DeviceRow = Selectable<MobileDevicesTable>;
+/** A device of the official app signed in (or once signed in) to an account with its key. */
+export interface Device {
+  id: number;
+  clientPk: number;
+  /** The app's own id of the device (CONTRACT.md §6). */
+  deviceId: string;
+  userId: number;
+  /** The raw 32-byte Ed25519 public key, base64url without padding. */
+  publicKey: string;
+  /** The grant the device's tokens were issued under. */
+  grantId: number;
+  label: string;
+  createdAt: Date;
+  lastUsedAt: Date;
+  revokedAt: Date | null;
+}
+
+/** The `mobile_devices` columns, as the fields of a `Device`. */
+const DEVICE = [
+  'id',
+  'client_pk as clientPk',
+  'device_id as deviceId',
+  'user_id as userId',
+  'public_key as publicKey',
+  'grant_id as grantId',
+  'label',
+  'created_at as createdAt',
+  'last_used_at as lastUsedAt',
+  'revoked_at as revokedAt',
+] as const;
 
 export async function insertChallenge(
   db: Kysely<Database>,
@@ -42,10 +71,10 @@ export async function consumeChallenge(
 export function lockLiveDevice(
   db: Kysely<Database>,
   device: { clientPk: number; deviceId: string },
-): Promise<DeviceRow | undefined> {
+): Promise<Device | undefined> {
   return db
     .selectFrom('mobile_devices')
-    .selectAll()
+    .select(DEVICE)
     .where('client_pk', '=', device.clientPk)
     .where('device_id', '=', device.deviceId)
     .where('revoked_at', 'is', null)
@@ -97,18 +126,9 @@ export async function insertDevice(
     .execute();
 }
 
-/**
- * Signs a device out: its registration (and so its key) ends, and its grant is revoked, which
- * stops every access and refresh token of the device at once.
- */
-export async function revokeDevice(db: Kysely<Database>, device: DeviceRow, at: Date): Promise<void> {
-  await db.updateTable('mobile_devices').set({ revoked_at: at }).where('id', '=', device.id).execute();
-  await db
-    .updateTable('grants')
-    .set({ revoked_at: at })
-    .where('id', '=', device.grant_id)
-    .where('revoked_at', 'is', null)
-    .execute();
+/** Ends a device's registration, and so its key (its grant is the grant owner's to revoke). */
+export async function revokeDevice(db: Kysely<Database>, id: number, at: Date): Promise<void> {
+  await db.updateTable('mobile_devices').set({ revoked_at: at }).where('id', '=', id).execute();
 }
 
 export async function touchDevice(db: Kysely<Database>, deviceId: number, at: Date): Promise<void> {
@@ -130,10 +150,10 @@ export async function revokeAccessTokensOfGrant(
 }
 
 /** The user's signed-in devices, most recently used first. */
-export function listLiveDevices(db: Kysely<Database>, userId: number): Promise<DeviceRow[]> {
+export function listLiveDevices(db: Kysely<Database>, userId: number): Promise<Device[]> {
   return db
     .selectFrom('mobile_devices')
-    .selectAll()
+    .select(DEVICE)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .orderBy('last_used_at', 'desc')
@@ -146,10 +166,10 @@ export function lockLiveDeviceOfUser(
   db: Kysely<Database>,
   userId: number,
   id: number,
-): Promise<DeviceRow | undefined> {
+): Promise<Device | undefined> {
   return db
     .selectFrom('mobile_devices')
-    .selectAll()
+    .select(DEVICE)
     .where('id', '=', id)
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)

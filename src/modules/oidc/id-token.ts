@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
+import { toUser } from '../accounts/user.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
 import { currentSigner, type Signer } from './keys.service.js';
@@ -52,7 +53,7 @@ export async function signIdToken(
 ): Promise<string> {
   signer ??= await currentSigner({ db, clock: ctx.clock });
   const iat = Math.floor(ctx.clock.now().getTime() / 1000);
-  const profile = presentUserinfo(input.user, input.scopes, ctx.config.PUBLIC_URL);
+  const profile = presentUserinfo(toUser(input.user), input.scopes, ctx.config.PUBLIC_URL);
   // The protocol claims come last: a profile field can never override them.
   const claims: Record<string, unknown> = {
     ...profile,

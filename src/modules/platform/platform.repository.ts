@@ -1,20 +1,45 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, IncidentSeverity, IncidentsTable, PlatformStatusValue } from '../../db/schema.js';
 
-export type IncidentRow = Selectable<IncidentsTable>;
+/** An incident as the operator opened (and maybe resolved) it. */
+export interface IncidentRecord {
+  id: number;
+  title: string;
+  message: string | null;
+  severity: IncidentSeverity;
+  status: 'open' | 'resolved';
+  startedAt: Date;
+  resolvedAt: Date | null;
+}
 
-export function readPlatformState(db: Kysely<Database>) {
-  return db
+export interface PlatformState {
+  status: PlatformStatusValue;
+  message: string | null;
+  updatedAt: Date;
+}
+
+function toIncident(row: Selectable<IncidentsTable>): IncidentRecord {
+  return {
+    id: row.id,
+    title: row.title,
+    message: row.message,
+    severity: row.severity,
+    status: row.status,
+    startedAt: row.started_at,
+    resolvedAt: row.resolved_at,
+  };
+}
+
+export async function readPlatformState(db: Kysely<Database>): Promise<PlatformState> {
+  const row = await db
     .selectFrom('platform_state')
     .select(['status', 'message', 'updated_at'])
     .where('id', '=', 1)
     .executeTakeFirstOrThrow();
+  return { status: row.status, message: row.message, updatedAt: row.updated_at };
 }
 
-export async function writePlatformState(
-  db: Kysely<Database>,
-  state: { status: PlatformStatusValue; message: string | null; updatedAt: Date },
-): Promise<void> {
+export async function writePlatformState(db: Kysely<Database>, state: PlatformState): Promise<void> {
   await db
     .updateTable('platform_state')
     .set({ status: state.status, message: state.message, updated_at: state.updatedAt })
@@ -22,20 +47,21 @@ export async function writePlatformState(
     .execute();
 }
 
-export function listOpenIncidents(db: Kysely<Database>): Promise<IncidentRow[]> {
-  return db
+export async function listOpenIncidents(db: Kysely<Database>): Promise<IncidentRecord[]> {
+  const rows = await db
     .selectFrom('incidents')
     .selectAll()
     .where('status', '=', 'open')
     .orderBy('started_at', 'desc')
     .execute();
+  return rows.map(toIncident);
 }
 
-export function insertIncident(
+export async function insertIncident(
   db: Kysely<Database>,
   incident: { title: string; message: string | null; severity: IncidentSeverity; startedAt: Date },
-): Promise<IncidentRow> {
-  return db
+): Promise<IncidentRecord> {
+  const row = await db
     .insertInto('incidents')
     .values({
       title: incident.title,
@@ -46,6 +72,7 @@ export function insertIncident(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  return toIncident(row);
 }
 
 /** Resolves an open incident; an incident already resolved is returned unchanged, an unknown id as undefined. */
@@ -53,13 +80,20 @@ export async function resolveIncident(
   db: Kysely<Database>,
   id: number,
   at: Date,
-): Promise<IncidentRow | undefined> {
-  const resolved = await db
-    .updateTable('incidents')
-    .set({ status: 'resolved', resolved_at: at })
-    .where('id', '=', id)
-    .where('status', '=', 'open')
-    .returningAll()
-    .executeTakeFirst();
-  return resolved ?? db.selectFrom('incidents').selectAll().where('id', '=', id).executeTakeFirst();
+): Promise<IncidentRecord | undefined> {
+  const resolved =
+    (await db
+      .updateTable('incidents')
+      .set({ status: 'resolved', resolved_at: at })
+      .where('id', '=', id)
+      .where('status', '=', 'open')
+      .returningAll()
+      .executeTakeFirst()) ??
+    (await db.selectFrom('incidents').selectAll().where('id', '=', id).executeTakeFirst());
+  return resolved && toIncident(resolved);
+}
+
+/** The cheapest statement that proves the database answers (the readiness check). */
+export async function pingDatabase(db: Kysely<Database>): Promise<void> {
+  await sql`select 1`.execute(db);
 }

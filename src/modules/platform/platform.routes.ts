@@ -4,7 +4,7 @@ import type { Deps } from '../../context.js';
 import { healthSchema, platformStatusSchema } from './platform.schemas.js';
 import { checkDatabase, getPlatformStatus } from './platform.service.js';
 
-export const platformRoutes: FastifyPluginAsync<Deps> = async (app, { db, ctx: { clock } }) => {
+export const platformRoutes: FastifyPluginAsync<Deps> = async (app, { db, ctx }) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.get(
@@ -15,7 +15,7 @@ export const platformRoutes: FastifyPluginAsync<Deps> = async (app, { db, ctx: {
     },
     async (_request, reply) => {
       reply.header('cache-control', 'no-cache');
-      return getPlatformStatus(db, clock);
+      return getPlatformStatus(db, ctx);
     },
   );
 

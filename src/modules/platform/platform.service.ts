@@ -1,14 +1,15 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import type { Database, PlatformStatusValue } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
 import { InvalidRequest, NotFound, Unavailable } from '../../lib/errors.js';
 import {
-  type IncidentRow,
+  type IncidentRecord,
   insertIncident,
   listOpenIncidents,
+  pingDatabase,
   readPlatformState,
-  resolveIncident as resolveIncidentRow,
+  resolveIncident as resolveStoredIncident,
   writePlatformState,
 } from './platform.repository.js';
 import {
@@ -26,15 +27,15 @@ const DEFAULT_MESSAGES: Record<PlatformStatusValue, string> = {
   maintenance: 'Maintenance is in progress; the API keeps serving.',
 };
 
-export function presentIncident(row: IncidentRow): Incident {
+export function presentIncident(incident: IncidentRecord): Incident {
   return {
-    id: row.id,
-    title: row.title,
-    message: row.message,
-    severity: row.severity,
-    status: row.status,
-    started_at: row.started_at.toISOString(),
-    resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
+    id: incident.id,
+    title: incident.title,
+    message: incident.message,
+    severity: incident.severity,
+    status: incident.status,
+    started_at: incident.startedAt.toISOString(),
+    resolved_at: incident.resolvedAt ? incident.resolvedAt.toISOString() : null,
   };
 }
 
@@ -42,7 +43,7 @@ export function presentIncident(row: IncidentRow): Incident {
  * The public platform status. Reading it is the live database check: when the database cannot be
  * reached the status still answers (a status page must work while things are down), saying so.
  */
-export async function getPlatformStatus(db: Kysely<Database>, clock: Clock): Promise<PlatformStatus> {
+export async function getPlatformStatus(db: Kysely<Database>, ctx: Context): Promise<PlatformStatus> {
   try {
     const [state, incidents] = await Promise.all([readPlatformState(db), listOpenIncidents(db)]);
     return {
@@ -54,7 +55,7 @@ export async function getPlatformStatus(db: Kysely<Database>, clock: Clock): Pro
         { name: 'api', status: state.status },
         { name: 'database', status: 'operational' },
       ],
-      updated_at: state.updated_at.toISOString(),
+      updated_at: state.updatedAt.toISOString(),
     };
   } catch (error) {
     if (!isDatabaseUnavailable(error)) throw error;
@@ -67,7 +68,7 @@ export async function getPlatformStatus(db: Kysely<Database>, clock: Clock): Pro
         { name: 'api', status: 'degraded' },
         { name: 'database', status: 'outage' },
       ],
-      updated_at: clock.now().toISOString(),
+      updated_at: ctx.clock.now().toISOString(),
     };
   }
 }
@@ -75,7 +76,7 @@ export async function getPlatformStatus(db: Kysely<Database>, clock: Clock): Pro
 /** Whether the database answers: the readiness check of load balancers. */
 export async function checkDatabase(db: Kysely<Database>): Promise<void> {
   try {
-    await sql`select 1`.execute(db);
+    await pingDatabase(db);
   } catch (error) {
     throw new Unavailable('The database is unreachable.', { cause: error });
   }
@@ -83,10 +84,10 @@ export async function checkDatabase(db: Kysely<Database>): Promise<void> {
 
 export async function setPlatformStatus(
   db: Kysely<Database>,
-  clock: Clock,
-  status: string,
-  message?: string,
+  ctx: Context,
+  input: { status: string; message?: string | undefined },
 ): Promise<PlatformStatus> {
+  const { status, message } = input;
   if (!(PLATFORM_STATUSES as readonly string[]).includes(status)) {
     throw new InvalidRequest(`status must be one of ${PLATFORM_STATUSES.join(', ')}`);
   }
@@ -95,35 +96,35 @@ export async function setPlatformStatus(
   await writePlatformState(db, {
     status: status as PlatformStatusValue,
     message: trimmed || null,
-    updatedAt: clock.now(),
+    updatedAt: ctx.clock.now(),
   });
-  return getPlatformStatus(db, clock);
+  return getPlatformStatus(db, ctx);
 }
 
 export async function openIncident(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   input: IncidentInput,
 ): Promise<Incident> {
   const parsed = incidentInputSchema.safeParse(input);
   if (!parsed.success) throw new InvalidRequest(parsed.error.issues.map((issue) => issue.message).join('; '));
-  const row = await insertIncident(db, {
+  const incident = await insertIncident(db, {
     title: parsed.data.title,
     message: parsed.data.message || null,
     severity: parsed.data.severity,
-    startedAt: clock.now(),
+    startedAt: ctx.clock.now(),
   });
-  return presentIncident(row);
+  return presentIncident(incident);
 }
 
 export async function resolveIncident(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   id: string | number,
 ): Promise<Incident> {
   const numeric = typeof id === 'number' ? id : /^\d{1,15}$/.test(id) ? Number(id) : Number.NaN;
   if (!Number.isSafeInteger(numeric)) throw new InvalidRequest(`incident id must be a number, got "${id}"`);
-  const row = await resolveIncidentRow(db, numeric, clock.now());
-  if (!row) throw new NotFound(`no incident with id ${numeric}`);
-  return presentIncident(row);
+  const incident = await resolveStoredIncident(db, numeric, ctx.clock.now());
+  if (!incident) throw new NotFound(`no incident with id ${numeric}`);
+  return presentIncident(incident);
 }

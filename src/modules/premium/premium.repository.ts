@@ -3,8 +3,8 @@ import type { Database } from '../../db/schema.js';
 import type { BillingPeriod } from './premium.schemas.js';
 
 export interface LatestPeriod {
-  billing_period: BillingPeriod;
-  ends_at: Date;
+  billingPeriod: BillingPeriod;
+  endsAt: Date;
   /** Whether any of the user's periods contains `at`. */
   active: boolean;
 }
@@ -39,7 +39,7 @@ export async function findLatestPeriod(
     .orderBy('latest.id', 'desc')
     .limit(1)
     .executeTakeFirst();
-  return row && { billing_period: row.billing_period, ends_at: row.ends_at, active: row.active === true };
+  return row && { billingPeriod: row.billing_period, endsAt: row.ends_at, active: row.active === true };
 }
 
 export async function insertPeriod(

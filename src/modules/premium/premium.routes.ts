@@ -24,7 +24,7 @@ export const premiumRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       // Personal data: no cache may keep it. Any valid token of the user will do (no scope needed),
       // and only the token's owner is ever read: no parameter selects another user.
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      return getPremiumStatus(deps.db, deps.ctx.clock, bearerContext(request).userId);
+      return getPremiumStatus(deps.db, deps.ctx, bearerContext(request).userId);
     },
   );
 };

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { lockUserByUsername } from '../accounts/accounts.repository.js';
 import { findBalance } from '../wallet/wallet.repository.js';
@@ -22,18 +22,18 @@ export function formatPremiumDate(date: Date): string {
  */
 export async function getPremiumStatus(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   userId: number,
 ): Promise<PremiumStatus> {
-  const now = clock.now();
+  const now = ctx.clock.now();
   const latest = await findLatestPeriod(db, userId, now);
   const active = Boolean(latest?.active);
-  const left = latest ? latest.ends_at.getTime() - now.getTime() : 0;
+  const left = latest ? latest.endsAt.getTime() - now.getTime() : 0;
   return {
     ok: true,
     active,
-    expires_at: latest ? formatPremiumDate(latest.ends_at) : null,
-    billing_period: latest?.billing_period ?? null,
+    expires_at: latest ? formatPremiumDate(latest.endsAt) : null,
+    billing_period: latest?.billingPeriod ?? null,
     days_left: active && left > 0 ? Math.ceil(left / DAY_MS) : 0,
     wallet_balance: toCoins(await findBalance(db, userId)),
   };
@@ -48,19 +48,19 @@ export async function getPremiumStatus(
  */
 export async function grantPremium(
   db: Kysely<Database>,
-  clock: Clock,
-  username: string,
-  input: GrantInput,
+  ctx: Context,
+  input: GrantInput & { username: string },
 ): Promise<PremiumStatus> {
+  const { username } = input;
   const parsed = grantInputSchema.safeParse(input);
   if (!parsed.success) throw new InvalidRequest(parsed.error.issues.map((issue) => issue.message).join('; '));
   const { period, days } = parsed.data;
   return db.transaction().execute(async (trx) => {
     const user = await lockUserByUsername(trx, username);
     if (!user) throw new NotFound(`no user named ${username}`);
-    const now = clock.now();
+    const now = ctx.clock.now();
     const latest = await findLatestPeriod(trx, user.id, now);
-    const startsAt = latest && latest.ends_at.getTime() > now.getTime() ? latest.ends_at : now;
+    const startsAt = latest && latest.endsAt.getTime() > now.getTime() ? latest.endsAt : now;
     await insertPeriod(trx, {
       userId: user.id,
       billingPeriod: period,
@@ -68,6 +68,6 @@ export async function grantPremium(
       endsAt: new Date(startsAt.getTime() + days * DAY_MS),
       createdAt: now,
     });
-    return getPremiumStatus(trx, clock, user.id);
+    return getPremiumStatus(trx, ctx, user.id);
   });
 }

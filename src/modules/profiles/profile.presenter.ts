@@ -1,28 +1,28 @@
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { User } from '../accounts/user.js';
 import { claimsFor } from '../oauth/scopes.js';
 import { type SearchResult, VERIFICATION_TIERS, type VerificationTier } from './profiles.schemas.js';
 
 /** The fields of a user the presenters read: a full row, or a search query's narrower selection. */
 export type PresentableUser = Pick<
-  UserRow,
+  User,
   | 'id'
   | 'username'
-  | 'display_name'
-  | 'avatar_url'
+  | 'displayName'
+  | 'avatarUrl'
   | 'email'
-  | 'email_verified'
-  | 'verification_level'
-  | 'game_name'
-  | 'game_url'
-  | 'tag_label'
-  | 'tag_kind'
-  | 'tag_slug'
+  | 'emailVerified'
+  | 'verificationLevel'
+  | 'gameName'
+  | 'gameUrl'
+  | 'tagLabel'
+  | 'tagKind'
+  | 'tagSlug'
 >;
 
 /** The fields presentSearchResult reads, so a search query can select only these. */
 export type SearchableUser = Pick<
-  UserRow,
-  'id' | 'username' | 'display_name' | 'avatar_url' | 'verification_level'
+  User,
+  'id' | 'username' | 'displayName' | 'avatarUrl' | 'verificationLevel'
 >;
 
 /** Where the default avatar is served (CONTRACT.md §6: search shows it for a user without an avatar). */
@@ -42,13 +42,9 @@ export function verificationTier(level: number): VerificationTier {
 }
 
 /**
- * The userinfo payload of a user, for the scopes a token was granted (CONTRACT.md §5): `sub` and
- * `id` always, every other claim only when its scope was granted. The same function feeds
- * userinfo, `/me` and id_tokens, so they can never disagree.
- *
- * Field meanings and types follow SPEC.md "User profile (userinfo)"; fields the user lacks are
- * omitted, as SPEC.md allows (`game_name` without a linked game, `tag` without a tag, `email` and
- * `email_verified` without an e-mail).
+ * The userinfo payload for the scopes a token was granted (CONTRACT.md §5, SPEC.md "User profile"):
+ * `sub` and `id` always, every other claim only when its scope was granted; fields the user lacks
+ * are omitted. One function feeds userinfo, `/me` and id_tokens, so they can never disagree.
  */
 export function presentUserinfo(
   user: PresentableUser,
@@ -62,34 +58,34 @@ export function presentUserinfo(
     if (claims.has(claim) && value !== undefined) payload[claim] = value;
   };
 
-  const name = user.display_name ?? user.username;
+  const name = user.displayName ?? user.username;
   // SPEC.md: "Absolute avatar URL, or empty".
-  const picture = user.avatar_url ? absoluteAvatarUrl(user.avatar_url, publicUrl) : '';
-  const gameLinked = user.game_url !== null;
+  const picture = user.avatarUrl ? absoluteAvatarUrl(user.avatarUrl, publicUrl) : '';
+  const gameLinked = user.gameUrl !== null;
   put('name', name);
   put('nickname', name);
   put('preferred_username', user.username);
   put('username', user.username);
   // SPEC.md: display_name is "the name set by the user", so a user who never set one lacks it
   // (omitted, as SPEC.md allows for missing fields); `name` and `nickname` carry the fallback.
-  put('display_name', user.display_name ?? undefined);
+  put('display_name', user.displayName ?? undefined);
   put('picture', picture);
   put('avatar_url', picture);
   // SPEC.md: "string or boolean": the link to the game account when there is one, false otherwise.
-  put('game', gameLinked ? user.game_url : false);
-  put('game_name', gameLinked ? (user.game_name ?? undefined) : undefined);
+  put('game', gameLinked ? user.gameUrl : false);
+  put('game_name', gameLinked ? (user.gameName ?? undefined) : undefined);
   put('game_linked', gameLinked);
-  if (user.tag_label !== null && user.tag_kind !== null && user.tag_slug !== null) {
-    put('tag', { label: user.tag_label, kind: user.tag_kind, slug: user.tag_slug });
+  if (user.tagLabel !== null && user.tagKind !== null && user.tagSlug !== null) {
+    put('tag', { label: user.tagLabel, kind: user.tagKind, slug: user.tagSlug });
   }
 
   // Without an e-mail there is nothing to confirm either: both are omitted.
   if (user.email !== null) {
     put('email', user.email);
-    put('email_verified', user.email_verified);
+    put('email_verified', user.emailVerified);
   }
 
-  const level = user.verification_level;
+  const level = user.verificationLevel;
   put('verified', level);
   put('verification_level', level);
   put('verification_tier', verificationTier(level));
@@ -116,11 +112,11 @@ export function presentSearchResult(user: SearchableUser, premium: boolean, publ
   return {
     id: user.id,
     username: user.username,
-    display_name: user.display_name ?? user.username,
-    avatar_url: absoluteAvatarUrl(user.avatar_url ?? DEFAULT_AVATAR_PATH, publicUrl),
+    display_name: user.displayName ?? user.username,
+    avatar_url: absoluteAvatarUrl(user.avatarUrl ?? DEFAULT_AVATAR_PATH, publicUrl),
     premium,
-    verification_tier: verificationTier(user.verification_level),
-    verified: user.verification_level >= 1,
+    verification_tier: verificationTier(user.verificationLevel),
+    verified: user.verificationLevel >= 1,
     url: `/${user.username}`,
   };
 }

@@ -5,7 +5,7 @@ import { searchQuerySchema, searchResponseSchema } from './search.schemas.js';
 import { searchUsers } from './search.service.js';
 
 /** GET /api/users/search. */
-export const searchRoutes: FastifyPluginAsync<Deps> = async (app, { db, ctx: { clock, config } }) => {
+export const searchRoutes: FastifyPluginAsync<Deps> = async (app, { db, ctx }) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
 
   routes.get(
@@ -21,7 +21,7 @@ export const searchRoutes: FastifyPluginAsync<Deps> = async (app, { db, ctx: { c
     async (request, reply) => {
       // The same answer for every caller and no private field: shared caches may keep it briefly.
       reply.header('cache-control', 'public, max-age=30');
-      return searchUsers(db, clock, config.PUBLIC_URL, request.query);
+      return searchUsers(db, ctx, request.query);
     },
   );
 };

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
 import { presentSearchResult } from '../profiles/profile.presenter.js';
 import { searchUsers as findUsers } from './search.repository.js';
 import { type SearchQuery, type SearchResponse, searchTerm } from './search.schemas.js';
@@ -8,16 +8,16 @@ import { type SearchQuery, type SearchResponse, searchTerm } from './search.sche
 /** The public user search (CONTRACT.md §6): one query, only the fields of SPEC.md "User search result". */
 export async function searchUsers(
   db: Kysely<Database>,
-  clock: Clock,
-  publicUrl: string,
+  ctx: Context,
   query: SearchQuery,
 ): Promise<SearchResponse> {
   const rows = await findUsers(db, {
     term: searchTerm(query.q),
     usernameOnly: query.username,
     limit: query.limit,
-    now: clock.now(),
+    now: ctx.clock.now(),
   });
+  const publicUrl = ctx.config.PUBLIC_URL;
   return {
     ok: true,
     query: query.q,

@@ -1,7 +1,38 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, WalletTransactionsTable } from '../../db/schema.js';
 
-export type LedgerEntry = Selectable<WalletTransactionsTable>;
+type LedgerRow = Selectable<WalletTransactionsTable>;
+
+/** One entry of the append-only ledger; amounts in minor units. */
+export interface LedgerEntry {
+  id: number;
+  /** `tx_…`, the id clients see. */
+  publicId: string;
+  userId: number;
+  /** The client that charged; null for an operator's credit. */
+  clientPk: number | null;
+  type: 'credit' | 'charge';
+  amount: number;
+  balanceAfter: number;
+  description: string;
+  idempotencyKey: string | null;
+  createdAt: Date;
+}
+
+function toLedgerEntry(row: LedgerRow): LedgerEntry {
+  return {
+    id: row.id,
+    publicId: row.public_id,
+    userId: row.user_id,
+    clientPk: row.client_pk,
+    type: row.type,
+    amount: row.amount,
+    balanceAfter: row.balance_after,
+    description: row.description,
+    idempotencyKey: row.idempotency_key,
+    createdAt: row.created_at,
+  };
+}
 
 /** The user's balance in minor units; 0 when they have no wallet yet. */
 export async function findBalance(db: Kysely<Database>, userId: number): Promise<number> {
@@ -32,8 +63,14 @@ export interface ChargeRequest {
 /** The fields of a ledger entry that the API shows (`wallet_charge` returns these of a charge). */
 export type PresentedEntry = Pick<
   LedgerEntry,
-  'public_id' | 'type' | 'amount' | 'balance_after' | 'description' | 'idempotency_key' | 'created_at'
+  'publicId' | 'type' | 'amount' | 'balanceAfter' | 'description' | 'idempotencyKey' | 'createdAt'
 >;
+
+/** The columns `wallet_charge` returns for a charge it made or replays. */
+type ChargeRow = Pick<
+  LedgerRow,
+  'public_id' | 'amount' | 'balance_after' | 'description' | 'idempotency_key' | 'created_at'
+> & { outcome: ChargeOutcome['outcome'] };
 
 export type ChargeOutcome =
   | { outcome: 'charged' | 'replayed'; entry: PresentedEntry }
@@ -45,15 +82,26 @@ export type ChargeOutcome =
  * already recorded under the key. One statement is one transaction: all of it happens or none.
  */
 export async function chargeWallet(db: Kysely<Database>, charge: ChargeRequest): Promise<ChargeOutcome> {
-  const result = await sql<Omit<PresentedEntry, 'type'> & { outcome: ChargeOutcome['outcome'] }>`
+  const result = await sql<ChargeRow>`
     select * from wallet_charge(${charge.clientPk}, ${charge.userId}, ${charge.key}, ${charge.requestHash},
       ${charge.publicId}, ${charge.amount}, ${charge.description}, ${charge.now}, ${charge.keyExpiresAt},
       ${charge.actor}, ${charge.ip})`.execute(db);
   const row = result.rows[0];
   if (!row) throw new Error('wallet_charge returned no row');
-  const { outcome, ...entry } = row;
+  const outcome = row.outcome;
   return outcome === 'charged' || outcome === 'replayed'
-    ? { outcome, entry: { ...entry, type: 'charge' } }
+    ? {
+        outcome,
+        entry: {
+          publicId: row.public_id,
+          type: 'charge',
+          amount: row.amount,
+          balanceAfter: row.balance_after,
+          description: row.description,
+          idempotencyKey: row.idempotency_key,
+          createdAt: row.created_at,
+        },
+      }
     : { outcome };
 }
 
@@ -62,7 +110,7 @@ export async function creditWallet(
   db: Kysely<Database>,
   credit: { publicId: string; userId: number; amount: number; description: string; now: Date },
 ): Promise<LedgerEntry> {
-  const result = await sql<LedgerEntry>`
+  const result = await sql<LedgerRow>`
     with credited as (
       insert into wallets (user_id, balance, updated_at)
       values (${credit.userId}, ${credit.amount}, ${credit.now})
@@ -76,9 +124,9 @@ export async function creditWallet(
       ${credit.description}, null, ${credit.now}
     from credited
     returning *`.execute(db);
-  const entry = result.rows[0];
-  if (!entry) throw new Error('the credit statement returned no row');
-  return entry;
+  const row = result.rows[0];
+  if (!row) throw new Error('the credit statement returned no row');
+  return toLedgerEntry(row);
 }
 
 /** The charges `clientPk` made to the user, newest first, below `beforeId` when given. */
@@ -92,17 +140,18 @@ export async function listClientEntries(
     .where('user_id', '=', query.userId)
     .where('client_pk', '=', query.clientPk);
   if (query.beforeId !== undefined) select = select.where('id', '<', query.beforeId);
-  return select.orderBy('id', 'desc').limit(query.limit).execute();
+  const rows = await select.orderBy('id', 'desc').limit(query.limit).execute();
+  return rows.map(toLedgerEntry);
 }
 
 export interface LedgerMismatch {
-  user_id: number;
+  userId: number;
   /** The stored balance (null: ledger entries but no wallet row). */
   balance: number | null;
   /** Credits minus charges over the ledger. */
-  ledger_sum: number;
+  ledgerSum: number;
   /** `balance_after` of the user's latest entry (null: a wallet without entries). */
-  last_balance_after: number | null;
+  lastBalanceAfter: number | null;
 }
 
 /**
@@ -110,7 +159,12 @@ export interface LedgerMismatch {
  * balance their latest entry recorded; an empty list when the books balance.
  */
 export async function findLedgerMismatches(db: Kysely<Database>): Promise<LedgerMismatch[]> {
-  const result = await sql<LedgerMismatch>`
+  const result = await sql<{
+    user_id: number;
+    balance: number | null;
+    ledger_sum: number;
+    last_balance_after: number | null;
+  }>`
     with sums as (
       select user_id,
         sum(case type when 'credit' then amount else -amount end)::bigint as ledger_sum,
@@ -126,7 +180,12 @@ export async function findLedgerMismatches(db: Kysely<Database>): Promise<Ledger
     where w.balance is distinct from coalesce(s.ledger_sum, 0)
       or w.balance is distinct from t.balance_after
     order by 1`.execute(db);
-  return result.rows;
+  return result.rows.map((row) => ({
+    userId: row.user_id,
+    balance: row.balance,
+    ledgerSum: row.ledger_sum,
+    lastBalanceAfter: row.last_balance_after,
+  }));
 }
 
 /** How many wallets there are (the number the invariant check covered). */

@@ -74,7 +74,7 @@ export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       preValidation: requireWalletAccess,
     },
     async (request, reply) => {
-      const outcome = await charge(deps.db, deps.ctx.clock, actor(request), request.body).catch((error) => {
+      const outcome = await charge(deps.db, deps.ctx, actor(request), request.body).catch((error) => {
         if (error instanceof IdempotencyConflict) walletCharges.inc({ outcome: 'conflict' });
         else if (error instanceof InsufficientFunds) walletCharges.inc({ outcome: 'insufficient_funds' });
         throw error;

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
 import { IdempotencyConflict, InsufficientFunds, InvalidRequest, NotFound } from '../../lib/errors.js';
 import { isCheckViolation, parseInput } from '../../lib/validation.js';
 import { findUserByUsername } from '../accounts/accounts.repository.js';
@@ -11,7 +11,6 @@ import {
   creditWallet,
   findBalance,
   findLedgerMismatches,
-  type LedgerMismatch,
   listClientEntries,
   type PresentedEntry,
 } from './wallet.repository.js';
@@ -44,15 +43,15 @@ function newTransactionId(): string {
 
 export function presentTransaction(entry: PresentedEntry): TransactionPayload {
   return {
-    id: entry.public_id,
+    id: entry.publicId,
     type: entry.type,
     amount: toCoins(entry.amount),
     currency: CURRENCY,
     description: entry.description,
     status: 'completed',
-    balance_after: toCoins(entry.balance_after),
-    idempotency_key: entry.idempotency_key,
-    created_at: entry.created_at.toISOString(),
+    balance_after: toCoins(entry.balanceAfter),
+    idempotency_key: entry.idempotencyKey,
+    created_at: entry.createdAt.toISOString(),
   };
 }
 
@@ -70,18 +69,15 @@ export interface ChargeOutcome {
 }
 
 /**
- * Charges the token's user (CONTRACT.md §6) exactly once per idempotency key: one statement claims
- * the key, debits the wallet and appends the ledger entry, so either all of it happens or none.
- * The same key with the same amount, currency and description replays the recorded charge (the
- * balance in the replay is the one right after that charge, as the first answer said); with
- * anything else it is a conflict. A refused charge (validation, insufficient funds) leaves no claim,
- * so the key stays free for a retry.
+ * Charges the token's user once per idempotency key (CONTRACT.md §6), in one statement. The same
+ * key with the same amount, currency and description replays the recorded charge (with the balance
+ * right after it); a refused charge leaves the key free for a retry.
  * @throws IdempotencyConflict when the key was used with a different request.
  * @throws InsufficientFunds when the balance is lower than the amount.
  */
 export async function charge(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   actor: WalletActor,
   request: ChargeBody,
 ): Promise<ChargeOutcome> {
@@ -91,7 +87,7 @@ export async function charge(
   const requestHash = createHash('sha256')
     .update(JSON.stringify([amount, request.currency, request.description]))
     .digest('base64url');
-  const now = clock.now();
+  const now = ctx.clock.now();
   const result = await chargeWallet(db, {
     clientPk: actor.clientPk,
     userId: actor.userId,
@@ -116,7 +112,7 @@ export async function charge(
 }
 
 function chargeBody(entry: PresentedEntry): ChargeOutcome['body'] {
-  return { ok: true, transaction: presentTransaction(entry), balance: toCoins(entry.balance_after) };
+  return { ok: true, transaction: presentTransaction(entry), balance: toCoins(entry.balanceAfter) };
 }
 
 /** Opaque to clients: the id below which the next page starts. */
@@ -159,23 +155,22 @@ export async function listTransactions(
  */
 export async function credit(
   db: Kysely<Database>,
-  clock: Clock,
-  username: string,
-  input: { amount: unknown; description?: string | undefined },
+  ctx: Context,
+  input: { username: string; amount: unknown; description?: string | undefined },
 ): Promise<{ balance: number; transaction: TransactionPayload }> {
   const amount = toMinorUnits(parseInput(amountSchema, input.amount)) as number;
   const description = parseInput(descriptionSchema, input.description ?? 'Top-up');
-  const user = await findUserByUsername(db, username);
-  if (!user) throw new NotFound(`no user named ${username}`);
+  const user = await findUserByUsername(db, input.username);
+  if (!user) throw new NotFound(`no user named ${input.username}`);
   try {
     const entry = await creditWallet(db, {
       publicId: newTransactionId(),
       userId: user.id,
       amount,
       description,
-      now: clock.now(),
+      now: ctx.clock.now(),
     });
-    return { balance: toCoins(entry.balance_after), transaction: presentTransaction(entry) };
+    return { balance: toCoins(entry.balanceAfter), transaction: presentTransaction(entry) };
   } catch (error) {
     if (isCheckViolation(error)) {
       throw new InvalidRequest('This credit would take the balance past the largest one a wallet can hold.');
@@ -184,16 +179,16 @@ export async function credit(
   }
 }
 
+/** What `idp wallet verify` prints (in coins). */
 export interface LedgerCheck {
   ok: boolean;
   wallets_checked: number;
-  mismatches: Array<
-    Omit<LedgerMismatch, 'balance' | 'ledger_sum' | 'last_balance_after'> & {
-      balance: number | null;
-      ledger_sum: number;
-      last_balance_after: number | null;
-    }
-  >;
+  mismatches: Array<{
+    user_id: number;
+    balance: number | null;
+    ledger_sum: number;
+    last_balance_after: number | null;
+  }>;
 }
 
 /** The invariant of the books (`idp wallet verify`): every balance equals the sum of its entries. */
@@ -203,10 +198,10 @@ export async function verifyLedger(db: Kysely<Database>): Promise<LedgerCheck> {
     ok: mismatches.length === 0,
     wallets_checked: walletsChecked,
     mismatches: mismatches.map((row) => ({
-      user_id: row.user_id,
+      user_id: row.userId,
       balance: row.balance === null ? null : toCoins(row.balance),
-      ledger_sum: toCoins(row.ledger_sum),
-      last_balance_after: row.last_balance_after === null ? null : toCoins(row.last_balance_after),
+      ledger_sum: toCoins(row.ledgerSum),
+      last_balance_after: row.lastBalanceAfter === null ? null : toCoins(row.lastBalanceAfter),
     })),
   };
 }

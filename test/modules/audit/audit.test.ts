@@ -98,7 +98,7 @@ describe('the audit log', () => {
   it('records a charge in the statement that makes it, and nothing for a refused one', async () => {
     const user = await makeUser(t);
     const shop = await makeClient(t, { wallet: true });
-    await credit(t.database.db, t.clock, user.username, { amount: 5 });
+    await credit(t.database.db, { config: t.config, clock: t.clock }, { username: user.username, amount: 5 });
     const token = await insertAccessToken(t.database.db, {
       userId: user.id,
       clientId: shop.clientId,

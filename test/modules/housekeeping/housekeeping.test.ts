@@ -22,7 +22,8 @@ let clientPk: number;
 let clientId: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
+  // The sign-in window the purge cuts sign-in counts at.
+  t = await createTestApp({ env: { SIGN_IN_WINDOW_SECONDS: String(HOUR / 1000) } });
   const user = await makeUser(t);
   userId = user.id;
   username = user.username;
@@ -34,9 +35,10 @@ beforeAll(async () => {
     .where('client_id', '=', clientId)
     .executeTakeFirstOrThrow();
   clientPk = row.id;
-  await credit(t.database.db, t.clock, username, { amount: 1000 });
+  await credit(t.database.db, { config: t.config, clock: t.clock }, { username, amount: 1000 });
 });
 afterAll(() => t.close());
+const ctx = () => ({ config: t.config, clock: t.clock });
 
 const id = () => randomBytes(16).toString('base64url');
 
@@ -157,7 +159,7 @@ describe('purgeExpired', () => {
       .execute();
     const before = await counts();
 
-    const report = await purgeExpired(t.database.db, { now, batchSize: 2, pauseMs: 0, signInWindowMs: HOUR });
+    const report = await purgeExpired(t.database.db, ctx(), { batchSize: 2, pauseMs: 0 });
     for (const table of TABLES) expect(report[table], table).toBe(5);
     expect(report.sign_in_attempts).toBe(1);
 
@@ -167,7 +169,7 @@ describe('purgeExpired', () => {
     // Ledger entries are never purged, whatever their keys.
     expect(after.wallet_transactions).toBe(before.wallet_transactions);
     // A second run finds nothing.
-    const again = await purgeExpired(t.database.db, { now, batchSize: 2, pauseMs: 0, signInWindowMs: HOUR });
+    const again = await purgeExpired(t.database.db, ctx(), { batchSize: 2, pauseMs: 0 });
     expect(Object.values(again).every((deleted) => deleted === 0)).toBe(true);
   });
 
@@ -180,7 +182,7 @@ describe('purgeExpired', () => {
         conflict.columns(['user_id', 'source']).doUpdateSet({ attempts: 1, window_started_at: now }),
       )
       .execute();
-    await purgeExpired(t.database.db, { now, batchSize: 10, pauseMs: 0, signInWindowMs: HOUR });
+    await purgeExpired(t.database.db, ctx(), { batchSize: 10, pauseMs: 0 });
     expect((await counts()).sign_in_attempts).toBe(1);
   });
 
@@ -188,9 +190,7 @@ describe('purgeExpired', () => {
     const now = t.clock.now();
     for (let i = 0; i < 6; i++) await seed(new Date(now.getTime() - HOUR));
     const reports = await Promise.all(
-      [0, 1, 2].map(() =>
-        purgeExpired(t.database.db, { now, batchSize: 1, pauseMs: 0, signInWindowMs: HOUR }),
-      ),
+      [0, 1, 2].map(() => purgeExpired(t.database.db, ctx(), { batchSize: 1, pauseMs: 0 })),
     );
     for (const table of TABLES) {
       expect(
@@ -206,10 +206,8 @@ describe('schedulePurge', () => {
     const now = t.clock.now();
     await seed(new Date(now.getTime() - HOUR));
     const logged: object[] = [];
-    const stop = schedulePurge(t.database.db, {
+    const stop = schedulePurge(t.database.db, ctx(), {
       intervalMs: 20,
-      now: () => t.clock.now(),
-      signInWindowMs: HOUR,
       log: { info: (object) => logged.push(object), warn: (object) => logged.push(object) },
     });
     try {

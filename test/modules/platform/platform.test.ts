@@ -12,6 +12,7 @@ beforeAll(async () => {
   t = await createTestApp();
 });
 afterAll(() => t.close());
+const ctx = () => ({ config: t.config, clock: t.clock });
 
 const getStatus = async () => {
   const res = await t.app.inject({ method: 'GET', url: '/api/v1/platform/status' });
@@ -37,7 +38,10 @@ describe('GET /api/v1/platform/status', () => {
 
   it('shows the status and message an operator set, and when', async () => {
     t.clock.set('2026-06-02T08:00:00Z');
-    await setPlatformStatus(t.database.db, t.clock, 'maintenance', '  Database upgrade until 09:00 UTC  ');
+    await setPlatformStatus(t.database.db, ctx(), {
+      status: 'maintenance',
+      message: '  Database upgrade until 09:00 UTC  ',
+    });
     expect(await getStatus()).toMatchObject({
       status: 'maintenance',
       message: 'Database upgrade until 09:00 UTC',
@@ -47,22 +51,22 @@ describe('GET /api/v1/platform/status', () => {
       ],
       updated_at: '2026-06-02T08:00:00.000Z',
     });
-    await setPlatformStatus(t.database.db, t.clock, 'degraded');
+    await setPlatformStatus(t.database.db, ctx(), { status: 'degraded' });
     expect(await getStatus()).toMatchObject({ status: 'degraded', message: 'Some services are degraded.' });
-    await setPlatformStatus(t.database.db, t.clock, 'operational');
+    await setPlatformStatus(t.database.db, ctx(), { status: 'operational' });
   });
 
   it('refuses an unknown status', async () => {
-    await expect(setPlatformStatus(t.database.db, t.clock, 'down')).rejects.toMatchObject({
+    await expect(setPlatformStatus(t.database.db, ctx(), { status: 'down' })).rejects.toMatchObject({
       error: 'invalid_request',
     });
   });
 
   it('lists open incidents only, newest first, until they are resolved', async () => {
     t.clock.set('2026-06-03T10:00:00Z');
-    const first = await openIncident(t.database.db, t.clock, { title: 'Sign-in slow', severity: 'major' });
+    const first = await openIncident(t.database.db, ctx(), { title: 'Sign-in slow', severity: 'major' });
     t.clock.set('2026-06-03T11:00:00Z');
-    const second = await openIncident(t.database.db, t.clock, {
+    const second = await openIncident(t.database.db, ctx(), {
       title: 'Search down',
       message: 'Index rebuild',
     });
@@ -79,7 +83,7 @@ describe('GET /api/v1/platform/status', () => {
     expect((await getStatus()).incidents).toEqual([second, first]);
 
     t.clock.set('2026-06-03T12:00:00Z');
-    const resolved = await resolveIncident(t.database.db, t.clock, String(first.id));
+    const resolved = await resolveIncident(t.database.db, ctx(), String(first.id));
     expect(resolved).toMatchObject({
       id: first.id,
       status: 'resolved',
@@ -89,20 +93,20 @@ describe('GET /api/v1/platform/status', () => {
 
     // Resolving again changes nothing.
     t.clock.set('2026-06-04T00:00:00Z');
-    expect(await resolveIncident(t.database.db, t.clock, first.id)).toEqual(resolved);
+    expect(await resolveIncident(t.database.db, ctx(), first.id)).toEqual(resolved);
   });
 
   it('refuses bad incidents and unknown ids', async () => {
-    await expect(openIncident(t.database.db, t.clock, { title: '   ' })).rejects.toMatchObject({
+    await expect(openIncident(t.database.db, ctx(), { title: '   ' })).rejects.toMatchObject({
       error: 'invalid_request',
     });
     await expect(
-      openIncident(t.database.db, t.clock, { title: 'x', severity: 'apocalyptic' as 'minor' }),
+      openIncident(t.database.db, ctx(), { title: 'x', severity: 'apocalyptic' as 'minor' }),
     ).rejects.toMatchObject({ error: 'invalid_request' });
-    await expect(resolveIncident(t.database.db, t.clock, '999999')).rejects.toMatchObject({
+    await expect(resolveIncident(t.database.db, ctx(), '999999')).rejects.toMatchObject({
       error: 'not_found',
     });
-    await expect(resolveIncident(t.database.db, t.clock, '1; drop table incidents')).rejects.toMatchObject({
+    await expect(resolveIncident(t.database.db, ctx(), '1; drop table incidents')).rejects.toMatchObject({
       error: 'invalid_request',
     });
   });

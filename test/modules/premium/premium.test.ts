@@ -56,7 +56,7 @@ async function status(userId: number, url = '/api/v1/premium/status') {
 }
 
 const grant = (username: string, period: 'month' | 'year', days: number) =>
-  grantPremium(t.database.db, t.clock, username, { period, days });
+  grantPremium(t.database.db, { config: t.config, clock: t.clock }, { username, period, days });
 
 describe('GET /api/v1/premium/status', () => {
   it('refuses a request without a token (401)', async () => {
@@ -205,7 +205,14 @@ describe('grantPremium', () => {
       { period: 'month', days: 1.5 },
     ]) {
       await expect(
-        grantPremium(t.database.db, t.clock, user.username, input as { period: 'month'; days: number }),
+        grantPremium(
+          t.database.db,
+          { config: t.config, clock: t.clock },
+          {
+            username: user.username,
+            ...(input as { period: 'month'; days: number }),
+          },
+        ),
       ).rejects.toMatchObject({ status: 400, error: 'invalid_request' });
     }
     expect(await grant(user.username, 'year', 3660)).toMatchObject({ days_left: 3660 });

@@ -1,0 +1,43 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/** What is purged, and from when on a row is dead. Ledger entries and users are never purged. */
+export const EXPIRING = [
+  // Used or not, a code past its expiry can no longer be redeemed nor reused.
+  { table: 'authorization_codes', column: 'expires_at' },
+  { table: 'authorization_requests', column: 'expires_at' },
+  // Revoked or not, an expired token is refused anyway; a rotated refresh token is kept until it
+  // expires, for the reuse detection.
+  { table: 'access_tokens', column: 'expires_at' },
+  { table: 'refresh_tokens', column: 'expires_at' },
+  { table: 'browser_sessions', column: 'expires_at' },
+  { table: 'mobile_challenges', column: 'expires_at' },
+  { table: 'wallet_idempotency_keys', column: 'expires_at' },
+] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
+
+/** A sign-in count whose window started before the cut-off no longer matters. */
+export const SIGN_IN_ATTEMPTS = { table: 'sign_in_attempts', column: 'window_started_at' } as const;
+
+export type PurgeTarget = (typeof EXPIRING)[number] | typeof SIGN_IN_ATTEMPTS;
+
+/**
+ * Deletes up to `limit` rows of the table whose `column` is before `before`, in one statement, and
+ * returns how many. `FOR UPDATE SKIP LOCKED`: instances purging at the same time share the work
+ * instead of waiting on each other, and a row a request is using is left for the next run.
+ */
+export async function deleteExpiredBatch(
+  db: Kysely<Database>,
+  target: PurgeTarget,
+  before: Date,
+  limit: number,
+): Promise<number> {
+  const result = await sql`
+    delete from ${sql.table(target.table)}
+    where ctid in (
+      select ctid from ${sql.table(target.table)}
+      where ${sql.ref(target.column)} < ${before}
+      limit ${limit}
+      for update skip locked
+    )`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
