@@ -16,7 +16,7 @@ import { listAuthorizedApps, revokeAppAccess } from '../modules/oauth/consents.r
 import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';
 import { rememberBrowser, trustedBrowser } from './device-cookie.js';
-import { isAccountNotice, type SignInError } from './i18n.js';
+import { isAccountNotice, type SignInError } from './i18n/index.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
 import { renderPage } from './pages.js';
 import { endSession, startSession } from './session.js';

@@ -13,14 +13,14 @@ import {
   negotiateLocale,
   type PluralForms,
   plural,
-} from './i18n.js';
+} from './i18n/index.js';
 
 /**
  * Server-rendered pages (views/*.ejs). A page is its own template rendered first, then wrapped in
  * views/layout.ejs (which receives the page's HTML as `body`). Templates escape every value with
  * `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw.
  *
- * Pages speak the reader's language (src/web/i18n.ts): every template receives `t`, the texts of
+ * Pages speak the reader's language (src/web/i18n/): every template receives `t`, the texts of
  * the page's locale, with `locale`, `plural(forms, count)` and `date(value)`.
  */
 export type PageTemplate = 'signin' | 'signup' | 'account' | 'consent' | 'error' | 'reference';
@@ -261,7 +261,7 @@ export class PageError extends ApiError {
   }
 }
 
-/** What the error page says, by status (its texts are in src/web/i18n.ts). */
+/** What the error page says, by status (its texts are in src/web/i18n/). */
 const PAGE_KINDS: Record<number, ErrorPageKind> = {
   400: 'bad_request',
   403: 'forbidden',

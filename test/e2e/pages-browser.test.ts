@@ -9,7 +9,7 @@ import { projectRoot } from '../../src/lib/paths.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
-import type { Locale } from '../../src/web/i18n.js';
+import type { Locale } from '../../src/web/i18n/index.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
 

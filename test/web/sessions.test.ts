@@ -30,9 +30,11 @@ beforeAll(async () => {
       return { token, again: issueCsrfToken(request, reply, deps().ctx) };
     },
   );
-  t.app.post('/test/csrf', { config: { auth: 'browser', description: 'test probe' } }, async (request) => ({
-    valid: verifyCsrfToken(request, (request.body as { token?: unknown }).token),
-  }));
+  t.app.post(
+    '/test/csrf',
+    { config: { auth: 'browser', description: 'test probe', rateLimit: 'signin' } },
+    async (request) => ({ valid: verifyCsrfToken(request, (request.body as { token?: unknown }).token) }),
+  );
   aliceId = (
     await createUser(t.database.db, t.clock, { username: 'alice', password: 'correct horse battery' })
   ).id;
