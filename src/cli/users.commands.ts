@@ -4,6 +4,7 @@ import {
   enableUser,
   updateUserProfile,
 } from '../modules/accounts/accounts.service.js';
+import { legacyUserFields } from '../modules/accounts/legacy-user-fields.js';
 import { ALL_SCOPES } from '../modules/oauth/scopes.js';
 import { presentMe, presentUserinfo } from '../modules/profiles/profile.presenter.js';
 import { bool, type Command, type ParsedArgs, required, str, UsageError } from './command.js';
@@ -42,7 +43,7 @@ export const userCommands: Command[] = [
       if (args.values['email-verified'] === true && str(args, 'email') === undefined) {
         throw new UsageError('--email-verified needs --email');
       }
-      return createUser(ctx.db, ctx.clock, {
+      return createUser(ctx.db, ctx, {
         username: required(args, 'username'),
         password,
         email: str(args, 'email'),
@@ -75,7 +76,8 @@ export const userCommands: Command[] = [
     run: async (ctx, args) => {
       refuseConflicts(args, 'no-game', ['game-name', 'game-url']);
       refuseConflicts(args, 'no-tag', ['tag-label', 'tag-kind', 'tag-slug']);
-      const user = await updateUserProfile(ctx.db, ctx.clock, args.positionals[0] ?? '', {
+      const user = await updateUserProfile(ctx.db, ctx, {
+        username: args.positionals[0] ?? '',
         displayName: str(args, 'display-name'),
         avatarUrl: str(args, 'avatar-url'),
         verificationLevel: str(args, 'verification-level'),
@@ -89,7 +91,7 @@ export const userCommands: Command[] = [
         tagSlug: str(args, 'tag-slug'),
         clearTag: args.values['no-tag'] === true,
       });
-      return presentMe(presentUserinfo(user, ALL_SCOPES, ctx.config.PUBLIC_URL));
+      return presentMe(presentUserinfo(legacyUserFields(user), ALL_SCOPES, ctx.config.PUBLIC_URL));
     },
     // The payload once: the JSON repeats it at the top level and under `user` (the /me shape).
     text: (result) => formatListing((result as { user: unknown }).user),
@@ -100,7 +102,7 @@ export const userCommands: Command[] = [
     summary: 'Disable an account: no sign-in, out of search, every token and session ends at once',
     options: {},
     positionals: 1,
-    run: (ctx, args) => disableUser(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+    run: (ctx, args) => disableUser(ctx.db, ctx, { username: args.positionals[0] ?? '' }),
   },
   {
     name: 'users enable',
@@ -108,6 +110,6 @@ export const userCommands: Command[] = [
     summary: 'Enable a disabled account again',
     options: {},
     positionals: 1,
-    run: (ctx, args) => enableUser(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+    run: (ctx, args) => enableUser(ctx.db, ctx, { username: args.positionals[0] ?? '' }),
   },
 ];

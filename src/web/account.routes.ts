@@ -65,9 +65,9 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         notice: isAccountNotice(notice) ? notice : undefined,
         user: {
           username: user.username,
-          displayName: user.display_name,
+          displayName: user.displayName,
           email: user.email,
-          emailVerified: user.email_verified,
+          emailVerified: user.emailVerified,
         },
         apps: apps.map((authorized) => ({
           clientId: authorized.clientId,

@@ -119,7 +119,11 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
           status: 400,
         });
 
-      const result = await authenticate(db, ctx, username, password, trustedBrowser(request));
+      const result = await authenticate(db, ctx, {
+        username,
+        password,
+        trustedSource: trustedBrowser(request),
+      });
       await auditRequest(db, ctx, request, {
         actor: result.ok ? `user:${result.user.id}` : 'anonymous',
         action: result.ok ? 'sign_in' : 'sign_in_failed',
@@ -169,7 +173,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const form = request.body;
       const flow = flowFrom(form);
       const values = { username: form.username ?? '', email: form.email ?? '' };
-      const result = await signUp(db, ctx.clock, { ...values, password: form.password ?? '' });
+      const result = await signUp(db, ctx, { ...values, password: form.password ?? '' });
       if (!result.ok)
         return renderSignUp(ctx, request, reply, { flow, values, errors: result.errors, status: 400 });
       await auditRequest(db, ctx, request, {

@@ -40,10 +40,14 @@ describe.skipIf(!usingPostgres)('the statement timeout', () => {
       config: testConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '300' }),
       db: database.db,
     });
-    const user = await createUser(database.db, systemClock, {
-      username: 'locked_out',
-      password: 'a long enough password',
-    });
+    const user = await createUser(
+      database.db,
+      { config: testConfig(), clock: systemClock },
+      {
+        username: 'locked_out',
+        password: 'a long enough password',
+      },
+    );
     const shop = await createClient(database.db, systemClock, {
       name: 'Shop',
       siteUrl: 'https://shop.example',

@@ -211,13 +211,17 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     await mkdir(SCREENSHOTS, { recursive: true });
 
     const db = t.database.db;
-    const alice = await createUser(db, t.clock, {
-      username: user.username,
-      password: user.password,
-      email: 'alice@example.com',
-      emailVerified: true,
-      displayName: user.displayName,
-    });
+    const alice = await createUser(
+      db,
+      { config: t.config, clock: t.clock },
+      {
+        username: user.username,
+        password: user.password,
+        email: 'alice@example.com',
+        emailVerified: true,
+        displayName: user.displayName,
+      },
+    );
     const client = await createClient(db, t.clock, {
       name: 'Northwind Games',
       siteUrl: 'https://games.example',

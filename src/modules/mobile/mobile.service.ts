@@ -7,6 +7,7 @@ import { hashSecret } from '../../lib/secrets.js';
 import { isUniqueViolation } from '../../lib/validation.js';
 import { findUserById } from '../accounts/accounts.repository.js';
 import { authenticate } from '../accounts/accounts.service.js';
+import { legacyUserFields } from '../accounts/legacy-user-fields.js';
 import { type ClientRow, findClientByClientId } from '../clients/clients.repository.js';
 import { findRefreshToken, insertGrant, markRefreshTokenRotated } from '../oauth/oauth.repository.js';
 import { issueTokenSet } from '../oauth/tokens.service.js';
@@ -140,7 +141,7 @@ async function sessionResponse(
     token_type: 'Bearer',
     expires_in: tokens.expiresIn,
     scope: MOBILE_SCOPES.join(' '),
-    user: presentUserinfo(user, MOBILE_SCOPES, ctx.config.PUBLIC_URL),
+    user: presentUserinfo(legacyUserFields(user), MOBILE_SCOPES, ctx.config.PUBLIC_URL),
   };
 }
 
@@ -166,16 +167,19 @@ export async function verifyDevice(
   }
   // The signature proved this request holds the key sent: a device that signed in to the account
   // with that key before counts its failures in a budget of its own (the app's device cookie).
-  const signIn = await authenticate(db, ctx, input.username, input.password, async (userId) =>
-    (await hasSignedInBefore(db, {
-      clientPk: client.id,
-      deviceId: input.device_id,
-      userId,
-      publicKey: input.public_key,
-    }))
-      ? `mobile:${hashSecret(`${client.id}.${input.device_id}`)}`
-      : undefined,
-  );
+  const signIn = await authenticate(db, ctx, {
+    username: input.username,
+    password: input.password,
+    trustedSource: async (userId) =>
+      (await hasSignedInBefore(db, {
+        clientPk: client.id,
+        deviceId: input.device_id,
+        userId,
+        publicKey: input.public_key,
+      }))
+        ? `mobile:${hashSecret(`${client.id}.${input.device_id}`)}`
+        : undefined,
+  });
   if (!signIn.ok) throw new InvalidGrant(REFUSED);
 
   const start = () =>
@@ -257,7 +261,7 @@ export async function refreshDevice(
     await revokeAccessTokensOfGrant(trx, device.grant_id, now);
     await touchDevice(trx, device.id, now);
     const user = await findUserById(trx, device.user_id);
-    if (!user || user.disabled_at !== null) throw new InvalidGrant(REFUSED);
+    if (!user || user.disabledAt !== null) throw new InvalidGrant(REFUSED);
     return {
       refused: false,
       session: await sessionResponse(trx, ctx, {

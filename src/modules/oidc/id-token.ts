@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Context } from '../../context.js';
-import type { Database } from '../../db/schema.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { Database, UsersTable } from '../../db/schema.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
 import { currentSigner, type Signer } from './keys.service.js';
+
+/** A `users` row, until this module reads the `User` of accounts/user.ts. */
+type UserRow = Selectable<UsersTable>;
 
 /** Lifetime of an id_token: it proves a sign-in to the client now, it is not a session. */
 export const ID_TOKEN_TTL_SECONDS = 3600;

@@ -1,6 +1,10 @@
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { Selectable } from 'kysely';
+import type { UsersTable } from '../../db/schema.js';
 import { claimsFor } from '../oauth/scopes.js';
 import { type SearchResult, VERIFICATION_TIERS, type VerificationTier } from './profiles.schemas.js';
+
+/** A `users` row, until this module reads the `User` of accounts/user.ts. */
+type UserRow = Selectable<UsersTable>;
 
 /** The fields of a user the presenters read: a full row, or a search query's narrower selection. */
 export type PresentableUser = Pick<

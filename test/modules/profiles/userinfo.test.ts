@@ -19,14 +19,18 @@ const ALL = ['openid', 'profile', 'email', 'verified'];
 
 beforeAll(async () => {
   t = await createTestApp();
-  const user = await createUser(t.database.db, t.clock, {
-    username: 'bearer_bob',
-    password: 'correct horse battery staple',
-    email: 'bob@example.com',
-    emailVerified: true,
-    displayName: 'Bob B',
-    verificationLevel: 1,
-  });
+  const user = await createUser(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      username: 'bearer_bob',
+      password: 'correct horse battery staple',
+      email: 'bob@example.com',
+      emailVerified: true,
+      displayName: 'Bob B',
+      verificationLevel: 1,
+    },
+  );
   userId = user.id;
   const client = await createClient(t.database.db, t.clock, {
     name: 'Shop',
