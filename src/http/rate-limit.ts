@@ -48,27 +48,14 @@ export function countAuthenticatedClient(request: FastifyRequest, clientId: stri
 }
 
 /**
- * Rate limits per class of route (README "Rate limits"), counted in memory or, with `REDIS_URL`,
- * in Redis so that every instance shares the counters. Each limit is per minute; `0` turns it off.
- *
- * - public routes, GET pages, the mobile routes and unknown paths (404s too): per IP,
- *   RATE_LIMIT_PUBLIC_PER_MIN;
- * - every form POST (a browser route's POST) and mobile verify, in addition: per IP,
- *   RATE_LIMIT_SIGNIN_PER_MIN (CONTRACT.md §1: form POSTs count as sign-in; sign-up costs an
- *   argon2id hash), and on routes that check a password, per account named in the body too;
- * - client-authenticated routes (token, revocation, introspection): per client, counted only once
- *   the client authenticated, so nobody can use up another client's limit with its public id,
- *   RATE_LIMIT_TOKEN_PER_MIN;
- * - bearer routes: per access token, RATE_LIMIT_BEARER_PER_MIN;
- * - client-authenticated and bearer routes: per IP, the failed authentications (401s),
- *   RATE_LIMIT_FAILED_AUTH_PER_MIN, so guessing secrets or tokens from one address stops.
- *
- * Every answer carries the draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) of its
- * tightest limit. The client IP is the socket's, or the one `TRUST_PROXY` allows Fastify to read
- * from X-Forwarded-For. Over a limit: 429 `rate_limited` with Retry-After.
- *
- * The hooks run on every request, so they are synchronous when the counts are in memory (no
- * promise, no microtask) and wait only for Redis when it is used.
+ * Rate limits per minute by the route's declarations (README "Rate limits"; `0` turns one off),
+ * in memory or, with REDIS_URL, shared by every instance:
+ * - every route, per IP (public); `rateLimit: 'signin'` (form POSTs, mobile verify), per IP too
+ *   (CONTRACT.md §1), and `checksPassword`, per account named in the body;
+ * - `auth: 'client'`, per client once it authenticated (so nobody spends another's limit with
+ *   its public id); `auth: 'bearer'`, per token; both, the 401s per IP (secret guessing).
+ * Answers carry the tightest limit's RateLimit headers (draft-ietf-httpapi-ratelimit-headers);
+ * over it, 429 with Retry-After. In memory the hooks stay synchronous: no promise per request.
  */
 export async function installRateLimits(app: FastifyInstance, config: Config): Promise<void> {
   const limit = (

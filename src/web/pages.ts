@@ -16,12 +16,9 @@ import {
 } from './i18n/index.js';
 
 /**
- * Server-rendered pages (views/*.ejs). A page is its own template rendered first, then wrapped in
- * views/layout.ejs (which receives the page's HTML as `body`). Templates escape every value with
- * `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw.
- *
- * Pages speak the reader's language (src/web/i18n/): every template receives `t`, the texts of
- * the page's locale, with `locale`, `plural(forms, count)` and `date(value)`.
+ * Server-rendered pages (views/*.ejs), wrapped in views/layout.ejs. Templates escape every value
+ * with `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw. Each gets
+ * `t` (the texts of the page's locale), `locale`, `plural(forms, count)` and `date(value)`.
  */
 export type PageTemplate = 'signin' | 'signup' | 'account' | 'consent' | 'error' | 'reference';
 
@@ -176,13 +173,9 @@ async function render(
 }
 
 /**
- * Renders views/<template>.ejs inside the layout and sends it, with the status already set on the
- * reply (`renderPage(reply.code(401), 'signin', …)`) and `Cache-Control: no-store`, in the
- * request's language (`Content-Language`).
- * Return what it returns from the handler (`return renderPage(…)`): the page is sent asynchronously.
- *
- * The consent page takes `{ csrfToken, requestId, client: { name, siteUrl }, user: { username },
- * scopes: Scope[], emailRequested, walletRequested }`.
+ * Renders views/<template>.ejs inside the layout with the status already set on the reply
+ * (`renderPage(reply.code(401), 'signin', …)`), in the request's language. Return its result from
+ * the handler: the page is sent asynchronously.
  */
 export function renderPage(
   reply: FastifyReply,

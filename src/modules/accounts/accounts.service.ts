@@ -130,11 +130,9 @@ function presentUserStatus(user: User): UserStatusView {
 }
 
 /**
- * Disables an account: it can no longer sign in, it leaves search, and every token of it stops
- * working at once (the token checks read `disabled_at`). Its grants are revoked and its browser
- * sessions deleted in the same transaction, so enabling the account later does not bring old
- * tokens or sessions back: a disabled account may have been a compromised one.
- * Idempotent: disabling again keeps the first `disabled_at`.
+ * Disables an account: no sign-in, out of search, every token stops at once (the checks read
+ * `disabled_at`). Grants and browser sessions end in the same transaction, so enabling it later
+ * does not bring them back: a disabled account may have been a compromised one. Idempotent.
  * @throws NotFound when no user has this username.
  */
 export function disableUser(
@@ -249,19 +247,12 @@ export type SignInResult =
 export type TrustedSource = (userId: number) => string | undefined | Promise<string | undefined>;
 
 /**
- * Checks a username and password. The username is NFKC-normalized (after its length is checked:
- * NFKC of megabytes costs a fraction of a second) and matched case-insensitively. Exactly one
- * argon2 verify runs whatever the outcome, against a dummy hash when the user is unknown, and no
- * answer waits longer than another, so neither the answer nor its time tells which usernames exist.
- * A disabled account is reported as such only to someone who knows its password.
- *
- * Brute force (OWASP, device cookies): each check of an account's password first takes a numbered
- * slot in the database (`countSignInAttempt`) in the budget of its source, so parallel guesses, on
- * one instance or several, cannot exceed `SIGN_IN_MAX_ATTEMPTS` per `SIGN_IN_WINDOW_SECONDS` in any
- * budget. Past that, that source is locked until the window ends: its password is not checked at
- * all and the answer is the one for a wrong password. A stranger who exhausts the untrusted budget
- * does not lock out the owner's browser or device, which counts in its own budget. The sign-in page
- * and the mobile app's verify share this function.
+ * Checks a username and password (the sign-in page and mobile verify). Exactly one argon2 verify
+ * runs whatever the outcome (a dummy hash for an unknown user), so neither the answer nor its time
+ * tells which usernames exist; "disabled" is said only to someone who knows the password.
+ * Brute force (OWASP device cookies): each check first takes a numbered slot in its source's
+ * budget in the database, so parallel guesses on any number of instances stay within
+ * SIGN_IN_MAX_ATTEMPTS per window; past it the password is not checked and the answer is "wrong".
  */
 export async function authenticate(
   db: Kysely<Database>,
