@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
@@ -69,6 +69,13 @@ export async function createUser(
   }
 }
 
+/** The user, locked until the transaction ends (no interleaved read-modify-write). @throws NotFound */
+async function lockExistingUser(trx: Transaction<Database>, username: string): Promise<User> {
+  const user = await lockUserByUsername(trx, username);
+  if (!user) throw new NotFound(`no user named ${username}`);
+  return user;
+}
+
 /**
  * Changes a user's profile (`idp users update`): only the given fields change. A new e-mail is
  * unconfirmed unless `emailVerified: true` comes with it; confirming needs an e-mail.
@@ -82,8 +89,7 @@ export async function updateUserProfile(
   const { username, ...profile } = input;
   const data = parseInput(updateProfileSchema, profile);
   return db.transaction().execute(async (trx) => {
-    const user = await lockUserByUsername(trx, username);
-    if (!user) throw new NotFound(`no user named ${username}`);
+    const user = await lockExistingUser(trx, username);
 
     const changes: Omit<UserChanges, 'updatedAt'> = {};
     if (data.displayName !== undefined) changes.displayName = data.displayName;
@@ -140,10 +146,8 @@ export function disableUser(
   ctx: Context,
   input: { username: string },
 ): Promise<UserStatusView> {
-  const { username } = input;
   return db.transaction().execute(async (trx) => {
-    let user = await lockUserByUsername(trx, username);
-    if (!user) throw new NotFound(`no user named ${username}`);
+    let user = await lockExistingUser(trx, input.username);
     if (user.disabledAt === null) {
       const now = ctx.clock.now();
       user = await updateUser(trx, user.id, { disabledAt: now, updatedAt: now });
@@ -163,10 +167,8 @@ export function enableUser(
   ctx: Context,
   input: { username: string },
 ): Promise<UserStatusView> {
-  const { username } = input;
   return db.transaction().execute(async (trx) => {
-    let user = await lockUserByUsername(trx, username);
-    if (!user) throw new NotFound(`no user named ${username}`);
+    let user = await lockExistingUser(trx, input.username);
     if (user.disabledAt !== null) {
       user = await updateUser(trx, user.id, { disabledAt: null, updatedAt: ctx.clock.now() });
     }
