@@ -89,7 +89,7 @@ export async function seedService(
   };
   for (let i = 0; i < USERS; i++) {
     const username = `bench_user_${i}`;
-    const user = await createUser(db, systemClock, {
+    const user = await createUser(db, ctx, {
       username,
       password: PASSWORD,
       email: `bench${i}@example.com`,

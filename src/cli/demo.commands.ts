@@ -5,7 +5,7 @@ import { generateSecret, hashSecret } from '../lib/secrets.js';
 import {
   clearSignInAttempts,
   findUserByUsername,
-  updateUserColumns,
+  updateUser,
 } from '../modules/accounts/accounts.repository.js';
 import { createUser } from '../modules/accounts/accounts.service.js';
 import { recordAudit } from '../modules/audit/audit.repository.js';
@@ -127,15 +127,15 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
     let user: DemoResult['user'];
     const existingUser = await findUserByUsername(trx, DEMO.username);
     if (existingUser) {
-      const row = await updateUserColumns(trx, existingUser.id, {
-        password_hash: passwordHash,
-        disabled_at: null,
-        updated_at: now,
+      const row = await updateUser(trx, existingUser.id, {
+        passwordHash,
+        disabledAt: null,
+        updatedAt: now,
       });
       await clearSignInAttempts(trx, row.id);
-      user = { ...userOf(row), created: false };
+      user = { ...userOf({ ...row, display_name: row.displayName }), created: false };
     } else {
-      const created = await createUser(trx, ctx.clock, {
+      const created = await createUser(trx, ctx, {
         username: DEMO.username,
         password: DEMO.password,
         email: DEMO.email,

@@ -1,14 +1,25 @@
+import type { Context } from '../context.js';
 import {
   createUser,
   disableUser,
   enableUser,
   updateUserProfile,
 } from '../modules/accounts/accounts.service.js';
-import { toUser } from '../modules/accounts/user.js';
 import { ALL_SCOPES } from '../modules/oauth/scopes.js';
 import { presentMe, presentUserinfo } from '../modules/profiles/profile.presenter.js';
-import { bool, type Command, type ParsedArgs, required, str, UsageError } from './command.js';
+import {
+  bool,
+  type Command,
+  type CommandContext,
+  type ParsedArgs,
+  required,
+  str,
+  UsageError,
+} from './command.js';
 import { formatListing } from './output.js';
+
+/** The services' context: the command's, without its database handle. */
+const contextOf = (ctx: CommandContext): Context => ({ config: ctx.config, clock: ctx.clock });
 
 /** Flags that cannot be combined: a `--no-x` flag and any flag that sets x. */
 function refuseConflicts(args: ParsedArgs, clear: string, setters: readonly string[]): void {
@@ -43,7 +54,7 @@ export const userCommands: Command[] = [
       if (args.values['email-verified'] === true && str(args, 'email') === undefined) {
         throw new UsageError('--email-verified needs --email');
       }
-      return createUser(ctx.db, ctx.clock, {
+      return createUser(ctx.db, contextOf(ctx), {
         username: required(args, 'username'),
         password,
         email: str(args, 'email'),
@@ -76,7 +87,8 @@ export const userCommands: Command[] = [
     run: async (ctx, args) => {
       refuseConflicts(args, 'no-game', ['game-name', 'game-url']);
       refuseConflicts(args, 'no-tag', ['tag-label', 'tag-kind', 'tag-slug']);
-      const user = await updateUserProfile(ctx.db, ctx.clock, args.positionals[0] ?? '', {
+      const user = await updateUserProfile(ctx.db, contextOf(ctx), {
+        username: args.positionals[0] ?? '',
         displayName: str(args, 'display-name'),
         avatarUrl: str(args, 'avatar-url'),
         verificationLevel: str(args, 'verification-level'),
@@ -90,7 +102,7 @@ export const userCommands: Command[] = [
         tagSlug: str(args, 'tag-slug'),
         clearTag: args.values['no-tag'] === true,
       });
-      return presentMe(presentUserinfo(toUser(user), ALL_SCOPES, ctx.config.PUBLIC_URL));
+      return presentMe(presentUserinfo(user, ALL_SCOPES, ctx.config.PUBLIC_URL));
     },
     // The payload once: the JSON repeats it at the top level and under `user` (the /me shape).
     text: (result) => formatListing((result as { user: unknown }).user),
@@ -101,7 +113,7 @@ export const userCommands: Command[] = [
     summary: 'Disable an account: no sign-in, out of search, every token and session ends at once',
     options: {},
     positionals: 1,
-    run: (ctx, args) => disableUser(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+    run: (ctx, args) => disableUser(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '' }),
   },
   {
     name: 'users enable',
@@ -109,6 +121,6 @@ export const userCommands: Command[] = [
     summary: 'Enable a disabled account again',
     options: {},
     positionals: 1,
-    run: (ctx, args) => enableUser(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+    run: (ctx, args) => enableUser(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '' }),
   },
 ];

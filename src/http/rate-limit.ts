@@ -1,159 +1,16 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Redis, type Result } from 'ioredis';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { decodeBasicCredentials } from '../lib/basic-credentials.js';
 import { RateLimited } from '../lib/errors.js';
 import { bearerTokenHash } from './bearer-auth.js';
+import {
+  type CounterStore,
+  MemoryCounterStore,
+  RedisCounterStore,
+  type WindowCount,
+} from './counter-stores.js';
 
 const MINUTE_MS = 60_000;
-
-/** The count of one key in its current window. */
-export interface WindowCount {
-  count: number;
-  /** When the window ends (ms since the epoch). */
-  resetAt: number;
-}
-
-/**
- * Where the counts live. `hit` counts one request against `key` in a fixed window of `windowMs`
- * starting with the key's first request, and answers the count so far; `undefined` when the store
- * is unavailable (the request is then let through).
- */
-export interface CounterStore {
-  hit(key: string, windowMs: number): WindowCount | undefined | Promise<WindowCount | undefined>;
-  /** The count of `key` in its live window, without counting (undefined: none, or the store is unavailable). */
-  peek(key: string): WindowCount | undefined | Promise<WindowCount | undefined>;
-  close(): void;
-}
-
-/**
- * Counts in the process (one instance). A Map keeps its keys in insertion order and a key whose
- * window ended is re-inserted, so with one window length the oldest windows are always first:
- * every new window sweeps the ended ones from the front, and memory holds only live keys. Past
- * `maxKeys` live keys (an attack from very many addresses), the oldest key is forgotten.
- */
-export class MemoryCounterStore implements CounterStore {
-  private readonly windows = new Map<string, WindowCount>();
-
-  constructor(
-    private readonly maxKeys = 200_000,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  hit(key: string, windowMs: number): WindowCount {
-    const now = this.now();
-    let window = this.windows.get(key);
-    if (window === undefined || window.resetAt <= now) {
-      this.windows.delete(key);
-      for (const [oldKey, old] of this.windows) {
-        if (old.resetAt > now && this.windows.size < this.maxKeys) break;
-        this.windows.delete(oldKey);
-      }
-      window = { count: 0, resetAt: now + windowMs };
-      this.windows.set(key, window);
-    }
-    window.count++;
-    return window;
-  }
-
-  peek(key: string): WindowCount | undefined {
-    const window = this.windows.get(key);
-    return window !== undefined && window.resetAt > this.now() ? window : undefined;
-  }
-
-  get size(): number {
-    return this.windows.size;
-  }
-
-  close(): void {
-    this.windows.clear();
-  }
-}
-
-/** INCR, with the window's expiry set by the key's first request; answers [count, ms left]. */
-const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {count, ttl}`;
-
-/** The count and ms left of a live window; [0, -2] when there is none. */
-const PEEK_SCRIPT = `
-local count = redis.call('GET', KEYS[1])
-return {tonumber(count) or 0, redis.call('PTTL', KEYS[1])}`;
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    idpRateHit(key: string, windowMs: number): Result<[number, number], Context>;
-    idpRatePeek(key: string): Result<[number, number], Context>;
-  }
-}
-
-/**
- * Counts in Redis, shared by every instance: one atomic script per request. A Redis that is down
- * or slower than 500 ms lets the request through and logs a warning (at most one per 10 s): an
- * outage of the limiter should not become an outage of sign-in.
- */
-export class RedisCounterStore implements CounterStore {
-  private lastWarning = 0;
-
-  constructor(
-    private readonly redis: Redis,
-    private readonly log: FastifyBaseLogger,
-    private readonly prefix = 'idp:rate:',
-  ) {
-    redis.defineCommand('idpRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
-    redis.defineCommand('idpRatePeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
-    redis.on('error', (error) => this.warn(error));
-  }
-
-  /** Connects; a Redis that is down at startup leaves the limits off until it is back. */
-  static async connect(url: string, log: FastifyBaseLogger): Promise<RedisCounterStore> {
-    const redis = new Redis(url, {
-      commandTimeout: 500,
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
-    const store = new RedisCounterStore(redis, log);
-    await redis.connect().catch((error: unknown) => store.warn(error));
-    return store;
-  }
-
-  async hit(key: string, windowMs: number): Promise<WindowCount | undefined> {
-    try {
-      const [count, ttl] = await this.redis.idpRateHit(this.prefix + key, windowMs);
-      return { count, resetAt: Date.now() + ttl };
-    } catch (error) {
-      this.warn(error);
-      return undefined;
-    }
-  }
-
-  async peek(key: string): Promise<WindowCount | undefined> {
-    try {
-      const [count, ttl] = await this.redis.idpRatePeek(this.prefix + key);
-      return count > 0 && ttl > 0 ? { count, resetAt: Date.now() + ttl } : undefined;
-    } catch (error) {
-      this.warn(error);
-      return undefined;
-    }
-  }
-
-  private warn(error: unknown): void {
-    const now = Date.now();
-    if (now - this.lastWarning < 10_000) return;
-    this.lastWarning = now;
-    this.log.warn({ err: error }, 'rate-limit store (Redis) unavailable; requests are not counted');
-  }
-
-  close(): void {
-    this.redis.disconnect();
-  }
-}
 
 /**
  * One limit: a name (the key's namespace), a maximum per minute, and what it counts by. A `peek`
@@ -191,27 +48,14 @@ export function countAuthenticatedClient(request: FastifyRequest, clientId: stri
 }
 
 /**
- * Rate limits per class of route (README "Rate limits"), counted in memory or, with `REDIS_URL`,
- * in Redis so that every instance shares the counters. Each limit is per minute; `0` turns it off.
- *
- * - public routes, GET pages, the mobile routes and unknown paths (404s too): per IP,
- *   RATE_LIMIT_PUBLIC_PER_MIN;
- * - every form POST (a browser route's POST) and mobile verify, in addition: per IP,
- *   RATE_LIMIT_SIGNIN_PER_MIN (CONTRACT.md §1: form POSTs count as sign-in; sign-up costs an
- *   argon2id hash), and on routes that check a password, per account named in the body too;
- * - client-authenticated routes (token, revocation, introspection): per client, counted only once
- *   the client authenticated, so nobody can use up another client's limit with its public id,
- *   RATE_LIMIT_TOKEN_PER_MIN;
- * - bearer routes: per access token, RATE_LIMIT_BEARER_PER_MIN;
- * - client-authenticated and bearer routes: per IP, the failed authentications (401s),
- *   RATE_LIMIT_FAILED_AUTH_PER_MIN, so guessing secrets or tokens from one address stops.
- *
- * Every answer carries the draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) of its
- * tightest limit. The client IP is the socket's, or the one `TRUST_PROXY` allows Fastify to read
- * from X-Forwarded-For. Over a limit: 429 `rate_limited` with Retry-After.
- *
- * The hooks run on every request, so they are synchronous when the counts are in memory (no
- * promise, no microtask) and wait only for Redis when it is used.
+ * Rate limits per minute by the route's declarations (README "Rate limits"; `0` turns one off),
+ * in memory or, with REDIS_URL, shared by every instance:
+ * - every route, per IP (public); `rateLimit: 'signin'` (form POSTs, mobile verify), per IP too
+ *   (CONTRACT.md §1), and `checksPassword`, per account named in the body;
+ * - `auth: 'client'`, per client once it authenticated (so nobody spends another's limit with
+ *   its public id); `auth: 'bearer'`, per token; both, the 401s per IP (secret guessing).
+ * Answers carry the tightest limit's RateLimit headers (draft-ietf-httpapi-ratelimit-headers);
+ * over it, 429 with Retry-After. In memory the hooks stay synchronous: no promise per request.
  */
 export async function installRateLimits(app: FastifyInstance, config: Config): Promise<void> {
   const limit = (

@@ -5,15 +5,10 @@ import { hashSecret } from '../lib/secrets.js';
 import { cookieName, cookieOptions, presentedSessionId } from './session.js';
 
 /**
- * CSRF protection for the HTML forms: the signed double-submit cookie pattern (OWASP CSRF
- * Prevention Cheat Sheet), bound to the session. The browser holds a random value in an HttpOnly,
- * SameSite=Lax cookie; each form carries HMAC-SHA256(COOKIE_SECRET, that value and the hash of the
- * browser's session id). A cross-site page can neither read the cookie nor compute the HMAC, and a
- * cookie and token taken from another browser (anonymous, or another session) and planted here do
- * not match this browser's session.
- *
- * The HMAC is @fastify/cookie's signer (registered in app.ts with COOKIE_SECRET): HMAC-SHA256 in
- * base64, checked with a constant-time comparison. The form token is that signature in base64url.
+ * CSRF: OWASP's signed double-submit cookie, bound to the session. Each form carries
+ * HMAC-SHA256(COOKIE_SECRET, the HttpOnly cookie's random value + the session id's hash), so a
+ * cross-site page cannot forge it and a cookie/token pair planted from another browser does not
+ * match this browser's session. The HMAC is @fastify/cookie's signer (constant-time check).
  */
 export const CSRF_COOKIE = 'idp_csrf';
 

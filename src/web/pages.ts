@@ -13,15 +13,12 @@ import {
   negotiateLocale,
   type PluralForms,
   plural,
-} from './i18n.js';
+} from './i18n/index.js';
 
 /**
- * Server-rendered pages (views/*.ejs). A page is its own template rendered first, then wrapped in
- * views/layout.ejs (which receives the page's HTML as `body`). Templates escape every value with
- * `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw.
- *
- * Pages speak the reader's language (src/web/i18n.ts): every template receives `t`, the texts of
- * the page's locale, with `locale`, `plural(forms, count)` and `date(value)`.
+ * Server-rendered pages (views/*.ejs), wrapped in views/layout.ejs. Templates escape every value
+ * with `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw. Each gets
+ * `t` (the texts of the page's locale), `locale`, `plural(forms, count)` and `date(value)`.
  */
 export type PageTemplate = 'signin' | 'signup' | 'account' | 'consent' | 'error' | 'reference';
 
@@ -176,13 +173,9 @@ async function render(
 }
 
 /**
- * Renders views/<template>.ejs inside the layout and sends it, with the status already set on the
- * reply (`renderPage(reply.code(401), 'signin', …)`) and `Cache-Control: no-store`, in the
- * request's language (`Content-Language`).
- * Return what it returns from the handler (`return renderPage(…)`): the page is sent asynchronously.
- *
- * The consent page takes `{ csrfToken, requestId, client: { name, siteUrl }, user: { username },
- * scopes: Scope[], emailRequested, walletRequested }`.
+ * Renders views/<template>.ejs inside the layout with the status already set on the reply
+ * (`renderPage(reply.code(401), 'signin', …)`), in the request's language. Return its result from
+ * the handler: the page is sent asynchronously.
  */
 export function renderPage(
   reply: FastifyReply,
@@ -261,7 +254,7 @@ export class PageError extends ApiError {
   }
 }
 
-/** What the error page says, by status (its texts are in src/web/i18n.ts). */
+/** What the error page says, by status (its texts are in src/web/i18n/). */
 const PAGE_KINDS: Record<number, ErrorPageKind> = {
   400: 'bad_request',
   403: 'forbidden',

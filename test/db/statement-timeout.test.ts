@@ -38,10 +38,14 @@ describe.skipIf(!usingPostgres)('the statement timeout', () => {
   it('cuts off a charge stuck behind a lock with 503, and the retry charges once', async () => {
     const config = testConfig({ DATABASE_STATEMENT_TIMEOUT_MS: '300' });
     const app = await buildApp({ config, db: database.db });
-    const user = await createUser(database.db, systemClock, {
-      username: 'locked_out',
-      password: 'a long enough password',
-    });
+    const user = await createUser(
+      database.db,
+      { config, clock: systemClock },
+      {
+        username: 'locked_out',
+        password: 'a long enough password',
+      },
+    );
     const shop = await createClient(database.db, systemClock, {
       name: 'Shop',
       siteUrl: 'https://shop.example',

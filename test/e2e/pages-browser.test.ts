@@ -9,7 +9,7 @@ import { projectRoot } from '../../src/lib/paths.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
-import type { Locale } from '../../src/web/i18n.js';
+import type { Locale } from '../../src/web/i18n/index.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
 
@@ -211,13 +211,17 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     await mkdir(SCREENSHOTS, { recursive: true });
 
     const db = t.database.db;
-    const alice = await createUser(db, t.clock, {
-      username: user.username,
-      password: user.password,
-      email: 'alice@example.com',
-      emailVerified: true,
-      displayName: user.displayName,
-    });
+    const alice = await createUser(
+      db,
+      { config: t.config, clock: t.clock },
+      {
+        username: user.username,
+        password: user.password,
+        email: 'alice@example.com',
+        emailVerified: true,
+        displayName: user.displayName,
+      },
+    );
     const client = await createClient(db, t.clock, {
       name: 'Northwind Games',
       siteUrl: 'https://games.example',

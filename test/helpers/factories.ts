@@ -31,14 +31,18 @@ export async function makeUser(
   counter += 1;
   const username = overrides.username ?? `user_${counter}_${Math.random().toString(36).slice(2, 8)}`;
   const password = 'correct horse battery staple';
-  const user = await createUser(t.database.db, t.clock, {
-    username,
-    password,
-    email: overrides.email ?? `${username}@example.com`,
-    emailVerified: true,
-    displayName: `Display ${username}`,
-    verificationLevel: 1,
-  });
+  const user = await createUser(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      username,
+      password,
+      email: overrides.email ?? `${username}@example.com`,
+      emailVerified: true,
+      displayName: `Display ${username}`,
+      verificationLevel: 1,
+    },
+  );
   return { id: user.id, username: user.username, password };
 }
 

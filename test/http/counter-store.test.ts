@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryCounterStore } from '../../src/http/rate-limit.js';
+import { MemoryCounterStore } from '../../src/http/counter-stores.js';
 
 /* The in-process store of the rate limits: fixed windows, and memory bounded to the live keys. */
 

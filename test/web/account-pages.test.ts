@@ -1,7 +1,7 @@
 import argon2 from 'argon2';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { findUserByUsername } from '../../src/modules/accounts/accounts.repository.js';
+import { findCredentials, findUserByUsername } from '../../src/modules/accounts/accounts.repository.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import { SCOPES } from '../../src/modules/oauth/scopes.js';
@@ -29,10 +29,14 @@ beforeAll(async () => {
     { config: { auth: 'browser', description: 'test probe', rateLimit: 'signin' } },
     async (request, reply) => renderPage(reply, 'consent', request.body as Record<string, unknown>),
   );
-  const alice = await createUser(t.database.db, t.clock, {
-    username: 'alice',
-    password: 'correct horse battery',
-  });
+  const alice = await createUser(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      username: 'alice',
+      password: 'correct horse battery',
+    },
+  );
   alicesApp = await insertClient('Alice’s app');
   await saveConsent(t.database.db, {
     userId: alice.id,
@@ -151,9 +155,13 @@ describe('sign-up', () => {
     });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/account');
-    const row = await findUserByUsername(t.database.db, 'carol_1');
-    expect(row).toMatchObject({ username: 'Carol_1', email: 'carol@example.com', email_verified: false });
-    expect(row?.password_hash).toMatch(/^\$argon2id\$/);
+    const found = await findCredentials(t.database.db, 'carol_1');
+    expect(found?.user).toMatchObject({
+      username: 'Carol_1',
+      email: 'carol@example.com',
+      emailVerified: false,
+    });
+    expect(found?.passwordHash).toMatch(/^\$argon2id\$/);
 
     const account = await browser.get('/account');
     expectHtmlPage(account, 200);
@@ -311,7 +319,11 @@ describe('sign-in', () => {
   });
 
   it('tells a disabled user so only when the password is right', async () => {
-    const user = await createUser(t.database.db, t.clock, { username: 'frank', password: 'frank password' });
+    const user = await createUser(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      { username: 'frank', password: 'frank password' },
+    );
     await t.database.db
       .updateTable('users')
       .set({ disabled_at: t.clock.now() })
@@ -469,8 +481,16 @@ describe('account page', () => {
   });
 
   it('lists the apps the user allowed, and revoking one removes it and revokes its grants', async () => {
-    const owner = await createUser(t.database.db, t.clock, { username: 'heidi', password: 'heidi password' });
-    const other = await createUser(t.database.db, t.clock, { username: 'ivan', password: 'ivan password' });
+    const owner = await createUser(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      { username: 'heidi', password: 'heidi password' },
+    );
+    const other = await createUser(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      { username: 'ivan', password: 'ivan password' },
+    );
     const client = await insertClient('Quiz <Night> & Co', 'https://quiz.example');
     const kept = await insertClient('Kept app', 'https://kept.example');
     const at = new Date('2026-05-20T10:00:00Z');

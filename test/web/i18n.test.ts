@@ -9,7 +9,7 @@ import {
   negotiateLocale,
   parseAcceptLanguage,
   plural,
-} from '../../src/web/i18n.js';
+} from '../../src/web/i18n/index.js';
 import { withLocale } from '../../src/web/pages.js';
 
 describe('Accept-Language', () => {

@@ -16,11 +16,15 @@ let client: { clientId: string; redirectUri: string };
 
 beforeAll(async () => {
   t = await createTestApp();
-  const alice = await createUser(t.database.db, t.clock, {
-    username: 'alice',
-    password: 'correct horse battery',
-    email: 'alice@example.com',
-  });
+  const alice = await createUser(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      username: 'alice',
+      password: 'correct horse battery',
+      email: 'alice@example.com',
+    },
+  );
   client = await makeClient(t);
   const pk = await t.database.db
     .selectFrom('clients')

@@ -30,11 +30,17 @@ beforeAll(async () => {
       return { token, again: issueCsrfToken(request, reply, deps().ctx) };
     },
   );
-  t.app.post('/test/csrf', { config: { auth: 'browser', description: 'test probe' } }, async (request) => ({
-    valid: verifyCsrfToken(request, (request.body as { token?: unknown }).token),
-  }));
+  t.app.post(
+    '/test/csrf',
+    { config: { auth: 'browser', description: 'test probe', rateLimit: 'signin' } },
+    async (request) => ({ valid: verifyCsrfToken(request, (request.body as { token?: unknown }).token) }),
+  );
   aliceId = (
-    await createUser(t.database.db, t.clock, { username: 'alice', password: 'correct horse battery' })
+    await createUser(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      { username: 'alice', password: 'correct horse battery' },
+    )
   ).id;
 });
 afterAll(() => t.close());
@@ -122,10 +128,14 @@ describe('session cookie', () => {
   it('is Secure, as the CSRF cookie, with the __Host- prefix when PUBLIC_URL is https', async () => {
     const https = await createTestApp({ env: { PUBLIC_URL: 'https://idp.example' } });
     try {
-      await createUser(https.database.db, https.clock, {
-        username: 'alice',
-        password: 'correct horse battery',
-      });
+      await createUser(
+        https.database.db,
+        { config: https.config, clock: https.clock },
+        {
+          username: 'alice',
+          password: 'correct horse battery',
+        },
+      );
       const page = await https.app.inject({ method: 'GET', url: '/signin' });
       expect(setCookie(page, 'idp_csrf')).toBeUndefined();
       const csrf = (setCookie(page, '__Host-idp_csrf') as string).split('; ');

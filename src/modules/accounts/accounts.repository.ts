@@ -1,68 +1,124 @@
-import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { Kysely, Transaction, Updateable } from 'kysely';
 import type { Database, UsersTable } from '../../db/schema.js';
 import { usernameSkeleton } from '../../lib/username-skeleton.js';
+import { toUser, USER_COLUMNS, type User } from './user.js';
 
-export type UserRow = Selectable<UsersTable>;
-
-/** Inserts a user with the skeleton of its username; a name like an existing one fails the unique index. */
-export function insertUser(
-  db: Kysely<Database>,
-  user: Omit<Insertable<UsersTable>, 'username_skeleton'>,
-): Promise<UserRow> {
-  return db
-    .insertInto('users')
-    .values({ ...user, username_skeleton: usernameSkeleton(user.username) })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+/** A new account, its password already hashed. */
+export interface NewUser {
+  username: string;
+  passwordHash: string;
+  email: string | null;
+  emailVerified: boolean;
+  displayName: string | null;
+  verificationLevel: number;
+  at: Date;
 }
 
-/** Case-insensitive lookup, served by the unique index on lower(username). */
-export function findUserByUsername(db: Kysely<Database>, username: string): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
+/** The columns a change may write; `updatedAt` always, the rest when given. */
+export type UserChanges = Partial<
+  Pick<
+    User,
+    | 'email'
+    | 'emailVerified'
+    | 'displayName'
+    | 'avatarUrl'
+    | 'verificationLevel'
+    | 'gameName'
+    | 'gameUrl'
+    | 'tagLabel'
+    | 'tagKind'
+    | 'tagSlug'
+    | 'disabledAt'
+  > & { passwordHash: string }
+> & { updatedAt: Date };
+
+const CHANGE_COLUMNS = {
+  email: 'email',
+  emailVerified: 'email_verified',
+  displayName: 'display_name',
+  avatarUrl: 'avatar_url',
+  verificationLevel: 'verification_level',
+  gameName: 'game_name',
+  gameUrl: 'game_url',
+  tagLabel: 'tag_label',
+  tagKind: 'tag_kind',
+  tagSlug: 'tag_slug',
+  disabledAt: 'disabled_at',
+  passwordHash: 'password_hash',
+  updatedAt: 'updated_at',
+} as const satisfies Record<keyof UserChanges, keyof UsersTable>;
+
+/** Inserts a user with the skeleton of its username; a name like an existing one fails the unique index. */
+export async function insertUser(db: Kysely<Database>, user: NewUser): Promise<User> {
+  const row = await db
+    .insertInto('users')
+    .values({
+      username: user.username,
+      username_skeleton: usernameSkeleton(user.username),
+      password_hash: user.passwordHash,
+      email: user.email,
+      email_verified: user.emailVerified,
+      display_name: user.displayName,
+      verification_level: user.verificationLevel,
+      created_at: user.at,
+      updated_at: user.at,
+    })
+    .returning(USER_COLUMNS)
+    .executeTakeFirstOrThrow();
+  return toUser(row);
+}
+
+function byUsername(db: Kysely<Database>, username: string) {
+  // Case-insensitive, served by the unique index on lower(username).
+  return db.selectFrom('users').where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()));
+}
+
+export async function findUserByUsername(db: Kysely<Database>, username: string): Promise<User | undefined> {
+  const row = await byUsername(db, username).select(USER_COLUMNS).executeTakeFirst();
+  return row && toUser(row);
+}
+
+/** The user and its password hash, for the one check of a password (`authenticate`). */
+export async function findCredentials(
+  db: Kysely<Database>,
+  username: string,
+): Promise<{ user: User; passwordHash: string } | undefined> {
+  const row = await byUsername(db, username)
+    .select([...USER_COLUMNS, 'password_hash'])
     .executeTakeFirst();
+  return row && { user: toUser(row), passwordHash: row.password_hash };
 }
 
 /**
- * The user row by username (case-insensitive), locked until the transaction ends, so a
- * read-modify-write of the profile cannot interleave with another one. Run inside a transaction.
+ * The user by username (case-insensitive), locked until the transaction ends, so a
+ * read-modify-write of the profile cannot interleave with another one.
  */
-export function lockUserByUsername(
+export async function lockUserByUsername(
   trx: Transaction<Database>,
   username: string,
-): Promise<UserRow | undefined> {
-  return trx
-    .selectFrom('users')
-    .selectAll()
-    .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
-    .forUpdate()
-    .executeTakeFirst();
+): Promise<User | undefined> {
+  const row = await byUsername(trx, username).select(USER_COLUMNS).forUpdate().executeTakeFirst();
+  return row && toUser(row);
 }
 
-/** Writes the given columns of one user and returns the row as it is now. */
-export function updateUserColumns(
-  db: Kysely<Database>,
-  userId: number,
-  changes: Updateable<UsersTable>,
-): Promise<UserRow> {
-  return db
+/** Writes the given fields of one user and returns the user as it is now. */
+export async function updateUser(db: Kysely<Database>, userId: number, changes: UserChanges): Promise<User> {
+  const set: Updateable<UsersTable> = {};
+  for (const [field, value] of Object.entries(changes))
+    if (value !== undefined)
+      (set as Record<string, unknown>)[CHANGE_COLUMNS[field as keyof UserChanges]] = value;
+  const row = await db
     .updateTable('users')
-    .set(changes)
+    .set(set)
     .where('id', '=', userId)
-    .returningAll()
+    .returning(USER_COLUMNS)
     .executeTakeFirstOrThrow();
+  return toUser(row);
 }
 
-/** Ends every browser session of a user at once; returns how many there were. */
-export async function deleteBrowserSessionsOfUser(db: Kysely<Database>, userId: number): Promise<number> {
-  const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
-export function findUserById(db: Kysely<Database>, userId: number): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+export async function findUserById(db: Kysely<Database>, userId: number): Promise<User | undefined> {
+  const row = await db.selectFrom('users').select(USER_COLUMNS).where('id', '=', userId).executeTakeFirst();
+  return row && toUser(row);
 }
 
 /**

@@ -1,7 +1,6 @@
-import type { Kysely, Updateable } from 'kysely';
-import type { Config } from '../../config.js';
-import type { Database, UsersTable } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
+import type { Kysely, Transaction } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Database } from '../../db/schema.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import {
   hashPassword,
@@ -15,12 +14,11 @@ import { type UpdateProfileInput, updateProfileSchema } from '../profiles/profil
 import {
   clearSignInAttempts,
   countSignInAttempt,
-  deleteBrowserSessionsOfUser,
-  findUserByUsername,
+  findCredentials,
   insertUser,
   lockUserByUsername,
-  type UserRow,
-  updateUserColumns,
+  type UserChanges,
+  updateUser,
 } from './accounts.repository.js';
 import {
   type CreateUserInput,
@@ -32,6 +30,8 @@ import {
   USERNAME_PATTERN,
   usernameSchema,
 } from './accounts.schemas.js';
+import { deleteBrowserSessionsOfUser } from './sessions.repository.js';
+import type { User } from './user.js';
 
 /** 400 `invalid_request`: the username is taken (case-insensitively). The sign-up page shows it by the field. */
 export class UsernameTaken extends InvalidRequest {
@@ -48,27 +48,32 @@ export interface CreatedUser {
 /** Creates an account. The username is normalized; a case-insensitive duplicate is refused. */
 export async function createUser(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   input: CreateUserInput,
 ): Promise<CreatedUser> {
   const data = parseInput(createUserSchema, input);
-  const now = clock.now();
   try {
-    const row = await insertUser(db, {
+    const user = await insertUser(db, {
       username: data.username,
-      password_hash: await hashPassword(data.password),
+      passwordHash: await hashPassword(data.password),
       email: data.email ?? null,
-      email_verified: data.email ? data.emailVerified : false,
-      display_name: data.displayName ?? null,
-      verification_level: data.verificationLevel,
-      created_at: now,
-      updated_at: now,
+      emailVerified: data.email ? data.emailVerified : false,
+      displayName: data.displayName ?? null,
+      verificationLevel: data.verificationLevel,
+      at: ctx.clock.now(),
     });
-    return { id: row.id, username: row.username };
+    return { id: user.id, username: user.username };
   } catch (error) {
     if (isUniqueViolation(error)) throw new UsernameTaken(data.username);
     throw error;
   }
+}
+
+/** The user, locked until the transaction ends (no interleaved read-modify-write). @throws NotFound */
+async function lockExistingUser(trx: Transaction<Database>, username: string): Promise<User> {
+  const user = await lockUserByUsername(trx, username);
+  if (!user) throw new NotFound(`no user named ${username}`);
+  return user;
 }
 
 /**
@@ -78,38 +83,37 @@ export async function createUser(
  */
 export async function updateUserProfile(
   db: Kysely<Database>,
-  clock: Clock,
-  username: string,
-  input: UpdateProfileInput,
-): Promise<UserRow> {
-  const data = parseInput(updateProfileSchema, input);
+  ctx: Context,
+  input: { username: string } & UpdateProfileInput,
+): Promise<User> {
+  const { username, ...profile } = input;
+  const data = parseInput(updateProfileSchema, profile);
   return db.transaction().execute(async (trx) => {
-    const user = await lockUserByUsername(trx, username);
-    if (!user) throw new NotFound(`no user named ${username}`);
+    const user = await lockExistingUser(trx, username);
 
-    const changes: Updateable<UsersTable> = {};
-    if (data.displayName !== undefined) changes.display_name = data.displayName;
-    if (data.avatarUrl !== undefined) changes.avatar_url = data.avatarUrl;
-    if (data.verificationLevel !== undefined) changes.verification_level = data.verificationLevel;
+    const changes: Omit<UserChanges, 'updatedAt'> = {};
+    if (data.displayName !== undefined) changes.displayName = data.displayName;
+    if (data.avatarUrl !== undefined) changes.avatarUrl = data.avatarUrl;
+    if (data.verificationLevel !== undefined) changes.verificationLevel = data.verificationLevel;
     if (data.email !== undefined && data.email !== user.email) {
       // A new address has not been confirmed, whatever the old one was.
       changes.email = data.email;
-      changes.email_verified = false;
+      changes.emailVerified = false;
     }
     if (data.emailVerified !== undefined) {
       if ((changes.email ?? user.email) === null)
         throw new InvalidRequest('email_verified needs an e-mail address, and this user has none');
-      changes.email_verified = data.emailVerified;
+      changes.emailVerified = data.emailVerified;
     }
-    if (data.clearGame) Object.assign(changes, { game_name: null, game_url: null });
+    if (data.clearGame) Object.assign(changes, { gameName: null, gameUrl: null });
     else if (data.gameName !== undefined && data.gameUrl !== undefined)
-      Object.assign(changes, { game_name: data.gameName, game_url: data.gameUrl });
-    if (data.clearTag) Object.assign(changes, { tag_label: null, tag_kind: null, tag_slug: null });
+      Object.assign(changes, { gameName: data.gameName, gameUrl: data.gameUrl });
+    if (data.clearTag) Object.assign(changes, { tagLabel: null, tagKind: null, tagSlug: null });
     else if (data.tagLabel !== undefined && data.tagKind !== undefined && data.tagSlug !== undefined)
-      Object.assign(changes, { tag_label: data.tagLabel, tag_kind: data.tagKind, tag_slug: data.tagSlug });
+      Object.assign(changes, { tagLabel: data.tagLabel, tagKind: data.tagKind, tagSlug: data.tagSlug });
 
     if (Object.keys(changes).length === 0) return user;
-    return updateUserColumns(trx, user.id, { ...changes, updated_at: clock.now() });
+    return updateUser(trx, user.id, { ...changes, updatedAt: ctx.clock.now() });
   });
 }
 
@@ -122,33 +126,34 @@ export interface UserStatusView {
   disabled_at: string | null;
 }
 
-function presentUserStatus(user: UserRow): UserStatusView {
+function presentUserStatus(user: User): UserStatusView {
   return {
     id: user.id,
     username: user.username,
-    disabled: user.disabled_at !== null,
-    disabled_at: user.disabled_at ? user.disabled_at.toISOString() : null,
+    disabled: user.disabledAt !== null,
+    disabled_at: user.disabledAt ? user.disabledAt.toISOString() : null,
   };
 }
 
 /**
- * Disables an account: it can no longer sign in, it leaves search, and every token of it stops
- * working at once (the token checks read `disabled_at`). Its grants are revoked and its browser
- * sessions deleted in the same transaction, so enabling the account later does not bring old
- * tokens or sessions back: a disabled account may have been a compromised one.
- * Idempotent: disabling again keeps the first `disabled_at`.
+ * Disables an account: no sign-in, out of search, every token stops at once (the checks read
+ * `disabled_at`). Grants and browser sessions end in the same transaction, so enabling it later
+ * does not bring them back: a disabled account may have been a compromised one. Idempotent.
  * @throws NotFound when no user has this username.
  */
-export function disableUser(db: Kysely<Database>, clock: Clock, username: string): Promise<UserStatusView> {
+export function disableUser(
+  db: Kysely<Database>,
+  ctx: Context,
+  input: { username: string },
+): Promise<UserStatusView> {
   return db.transaction().execute(async (trx) => {
-    let user = await lockUserByUsername(trx, username);
-    if (!user) throw new NotFound(`no user named ${username}`);
-    if (user.disabled_at === null) {
-      const now = clock.now();
-      user = await updateUserColumns(trx, user.id, { disabled_at: now, updated_at: now });
+    let user = await lockExistingUser(trx, input.username);
+    if (user.disabledAt === null) {
+      const now = ctx.clock.now();
+      user = await updateUser(trx, user.id, { disabledAt: now, updatedAt: now });
     }
     await deleteBrowserSessionsOfUser(trx, user.id);
-    await endAccess(trx, { userId: user.id }, clock.now());
+    await endAccess(trx, { userId: user.id }, ctx.clock.now());
     return presentUserStatus(user);
   });
 }
@@ -157,12 +162,15 @@ export function disableUser(db: Kysely<Database>, clock: Clock, username: string
  * Enables a disabled account again (it can sign in and shows in search). Idempotent.
  * @throws NotFound when no user has this username.
  */
-export function enableUser(db: Kysely<Database>, clock: Clock, username: string): Promise<UserStatusView> {
+export function enableUser(
+  db: Kysely<Database>,
+  ctx: Context,
+  input: { username: string },
+): Promise<UserStatusView> {
   return db.transaction().execute(async (trx) => {
-    let user = await lockUserByUsername(trx, username);
-    if (!user) throw new NotFound(`no user named ${username}`);
-    if (user.disabled_at !== null) {
-      user = await updateUserColumns(trx, user.id, { disabled_at: null, updated_at: clock.now() });
+    let user = await lockExistingUser(trx, input.username);
+    if (user.disabledAt !== null) {
+      user = await updateUser(trx, user.id, { disabledAt: null, updatedAt: ctx.clock.now() });
     }
     return presentUserStatus(user);
   });
@@ -192,7 +200,7 @@ export type SignUpResult =
  */
 export async function signUp(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   form: { username: string; password: string; email: string },
 ): Promise<SignUpResult> {
   const errors: Partial<Record<SignUpField, SignUpProblem>> = {};
@@ -216,7 +224,7 @@ export async function signUp(
   }
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   try {
-    const user = await createUser(db, clock, {
+    const user = await createUser(db, ctx, {
       username: form.username,
       password: form.password,
       email: emailText === '' ? undefined : emailText,
@@ -241,36 +249,27 @@ export type SignInResult =
 export type TrustedSource = (userId: number) => string | undefined | Promise<string | undefined>;
 
 /**
- * Checks a username and password. The username is NFKC-normalized (after its length is checked:
- * NFKC of megabytes costs a fraction of a second) and matched case-insensitively. Exactly one
- * argon2 verify runs whatever the outcome, against a dummy hash when the user is unknown, and no
- * answer waits longer than another, so neither the answer nor its time tells which usernames exist.
- * A disabled account is reported as such only to someone who knows its password.
- *
- * Brute force (OWASP, device cookies): each check of an account's password first takes a numbered
- * slot in the database (`countSignInAttempt`) in the budget of its source, so parallel guesses, on
- * one instance or several, cannot exceed `SIGN_IN_MAX_ATTEMPTS` per `SIGN_IN_WINDOW_SECONDS` in any
- * budget. Past that, that source is locked until the window ends: its password is not checked at
- * all and the answer is the one for a wrong password. A stranger who exhausts the untrusted budget
- * does not lock out the owner's browser or device, which counts in its own budget. The sign-in page
- * and the mobile app's verify share this function.
+ * Checks a username and password (the sign-in page and mobile verify). Exactly one argon2 verify
+ * runs whatever the outcome (a dummy hash for an unknown user), so neither the answer nor its time
+ * tells which usernames exist; "disabled" is said only to someone who knows the password.
+ * Brute force (OWASP device cookies): each check first takes a numbered slot in its source's
+ * budget in the database, so parallel guesses on any number of instances stay within
+ * SIGN_IN_MAX_ATTEMPTS per window; past it the password is not checked and the answer is "wrong".
  */
 export async function authenticate(
   db: Kysely<Database>,
-  ctx: {
-    clock: Clock;
-    config: Pick<Config, 'SIGN_IN_MAX_ATTEMPTS' | 'SIGN_IN_WINDOW_SECONDS'>;
-  },
-  usernameInput: string,
-  password: string,
-  trustedSource?: TrustedSource,
+  ctx: Context,
+  input: { username: string; password: string; trustedSource?: TrustedSource },
 ): Promise<SignInResult> {
   const { config } = ctx;
-  const username = usernameInput.length <= USERNAME_INPUT_MAX_LENGTH ? normalizeUsername(usernameInput) : '';
-  const user =
+  const { password, trustedSource } = input;
+  const username =
+    input.username.length <= USERNAME_INPUT_MAX_LENGTH ? normalizeUsername(input.username) : '';
+  const credentials =
     username.length > 0 && username.length <= USERNAME_INPUT_MAX_LENGTH
-      ? await findUserByUsername(db, username)
+      ? await findCredentials(db, username)
       : undefined;
+  const user = credentials?.user;
   const source = (user && (await trustedSource?.(user.id))) || '';
   const attempt = user
     ? await countSignInAttempt(
@@ -283,9 +282,12 @@ export async function authenticate(
   const locked = attempt > config.SIGN_IN_MAX_ATTEMPTS;
   // No account has a longer password (sign-up refuses it), and argon2 need not read megabytes.
   const checked = password.length <= PASSWORD_MAX_LENGTH && !locked;
-  const matches = await verifyPassword(checked ? user?.password_hash : undefined, checked ? password : '');
+  const matches = await verifyPassword(
+    checked ? credentials?.passwordHash : undefined,
+    checked ? password : '',
+  );
   if (!user || !matches) return { ok: false, reason: 'wrong_credentials' };
   await clearSignInAttempts(db, user.id, source);
-  if (user.disabled_at !== null) return { ok: false, reason: 'disabled' };
+  if (user.disabledAt !== null) return { ok: false, reason: 'disabled' };
   return { ok: true, user: { id: user.id, username: user.username } };
 }

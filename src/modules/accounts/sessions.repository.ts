@@ -84,3 +84,9 @@ export async function deleteExpiredSessionsOfUser(
     .where('expires_at', '<=', now)
     .execute();
 }
+
+/** Ends every browser session of a user at once (a disabled account); returns how many there were. */
+export async function deleteBrowserSessionsOfUser(db: Kysely<Database>, userId: number): Promise<number> {
+  const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

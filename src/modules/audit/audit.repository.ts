@@ -1,7 +1,6 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { AuditEventsTable, Database } from '../../db/schema.js';
-
-export type AuditEventRow = Selectable<AuditEventsTable>;
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Database } from '../../db/schema.js';
 
 /** What happened, by whom, to what, from where. Never a secret, token or password in `details`. */
 export interface AuditEvent {
@@ -69,16 +68,33 @@ export async function recordAudit(db: Kysely<Database>, event: AuditEvent): Prom
     .execute();
 }
 
+/** An event as the log keeps it. */
+export interface StoredAuditEvent {
+  id: number;
+  at: Date;
+  actor: string;
+  /** An AuditAction, or an action an older version recorded. */
+  action: string;
+  subject: string | null;
+  ip: string | null;
+  details: Record<string, unknown>;
+}
+
 /** The latest `limit` events, oldest first (as `tail` prints a log). */
-export async function latestAuditEvents(db: Kysely<Database>, limit: number): Promise<AuditEventRow[]> {
-  const rows = await db.selectFrom('audit_events').selectAll().orderBy('id', 'desc').limit(limit).execute();
+export async function latestAuditEvents(db: Kysely<Database>, limit: number): Promise<StoredAuditEvent[]> {
+  const rows = await db
+    .selectFrom('audit_events')
+    .select(['id', 'at', 'actor', 'action', 'subject', 'ip', 'details'])
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
   return rows.reverse();
 }
 
 /** An event of an HTTP request: the time from the clock and the client IP of the request. */
 export function auditRequest(
   db: Kysely<Database>,
-  ctx: { clock: { now(): Date } },
+  ctx: Context,
   request: { ip: string },
   event: Omit<AuditEvent, 'at' | 'ip'>,
 ): Promise<void> {

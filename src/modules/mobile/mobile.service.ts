@@ -5,7 +5,6 @@ import type { Database } from '../../db/schema.js';
 import { AccessDenied, InvalidGrant, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
 import { findUserById } from '../accounts/accounts.repository.js';
-import { toUser } from '../accounts/user.js';
 import { type Client, toClient } from '../clients/client.js';
 import { findClientByClientId } from '../clients/clients.repository.js';
 import { revokeGrants } from '../oauth/oauth.repository.js';
@@ -109,6 +108,6 @@ export async function sessionResponse(
     token_type: 'Bearer',
     expires_in: tokens.expiresIn,
     scope: MOBILE_SCOPES.join(' '),
-    user: presentUserinfo(toUser(user), MOBILE_SCOPES, ctx.config.PUBLIC_URL),
+    user: presentUserinfo(user, MOBILE_SCOPES, ctx.config.PUBLIC_URL),
   };
 }

@@ -51,7 +51,7 @@ export async function refreshDevice(
     await revokeAccessTokensOfGrant(trx, device.grantId, now);
     await touchDevice(trx, device.id, now);
     const user = await findUserById(trx, device.userId);
-    if (!user || user.disabled_at !== null) throw new InvalidGrant(REFUSED);
+    if (!user || user.disabledAt !== null) throw new InvalidGrant(REFUSED);
     return {
       refused: false,
       session: await sessionResponse(trx, ctx, {

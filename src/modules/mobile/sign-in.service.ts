@@ -42,16 +42,19 @@ export async function verifyDevice(
   }
   // The signature proved this request holds the key sent: a device that signed in to the account
   // with that key before counts its failures in a budget of its own (the app's device cookie).
-  const signIn = await authenticate(db, ctx, input.username, input.password, async (userId) =>
-    (await hasSignedInBefore(db, {
-      clientPk: client.id,
-      deviceId: input.device_id,
-      userId,
-      publicKey: input.public_key,
-    }))
-      ? `mobile:${hashSecret(`${client.id}.${input.device_id}`)}`
-      : undefined,
-  );
+  const signIn = await authenticate(db, ctx, {
+    username: input.username,
+    password: input.password,
+    trustedSource: async (userId) =>
+      (await hasSignedInBefore(db, {
+        clientPk: client.id,
+        deviceId: input.device_id,
+        userId,
+        publicKey: input.public_key,
+      }))
+        ? `mobile:${hashSecret(`${client.id}.${input.device_id}`)}`
+        : undefined,
+  });
   if (!signIn.ok) throw new InvalidGrant(REFUSED);
 
   const start = () =>

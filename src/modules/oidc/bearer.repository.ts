@@ -1,6 +1,8 @@
-import type { Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database, UsersTable } from '../../db/schema.js';
+
+/** A `users` row, until this module reads the `User` of accounts/user.ts. */
+type UserRow = Selectable<UsersTable>;
 
 /** An access token with everything that decides whether it still works, and its user. */
 export interface BearerTokenRow {

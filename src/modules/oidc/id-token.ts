@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { Context } from '../../context.js';
-import type { Database } from '../../db/schema.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { Database, UsersTable } from '../../db/schema.js';
 import { toUser } from '../accounts/user.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
@@ -13,7 +12,7 @@ import { currentSigner, type Signer } from './keys.service.js';
 export const ID_TOKEN_TTL_SECONDS = 3600;
 
 export interface IdTokenInput {
-  user: UserRow;
+  user: Selectable<UsersTable>;
   /** The client's public `client_id` (`pk_…`): the audience. */
   clientId: string;
   /** The granted scopes: they gate the profile claims exactly as userinfo does. */

@@ -1,5 +1,9 @@
+import type { Selectable } from 'kysely';
 import type { ChangeListener } from '../../db/change-feed.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { UsersTable } from '../../db/schema.js';
+
+/** A `users` row, until this module reads the `User` of accounts/user.ts. */
+type UserRow = Selectable<UsersTable>;
 
 /** What a valid access token grants: who, through which client, with which scopes. */
 export interface AccessTokenContext {

@@ -2,13 +2,15 @@ import argon2 from 'argon2';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fixedClock } from '../../../src/lib/clock.js';
 import { verifyPassword } from '../../../src/lib/password.js';
-import { findUserByUsername } from '../../../src/modules/accounts/accounts.repository.js';
+import { findCredentials, findUserByUsername } from '../../../src/modules/accounts/accounts.repository.js';
 import { usernameSchema } from '../../../src/modules/accounts/accounts.schemas.js';
 import { createUser } from '../../../src/modules/accounts/accounts.service.js';
+import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 
 let database: TestDatabase;
 const clock = fixedClock('2026-05-01T00:00:00Z');
+const ctx = { config: testConfig(), clock };
 beforeAll(async () => {
   database = await createTestDatabase();
 });
@@ -31,7 +33,7 @@ describe('usernames', () => {
 
 describe('createUser', () => {
   it('stores an argon2id hash, never the password', async () => {
-    const user = await createUser(database.db, clock, {
+    const user = await createUser(database.db, ctx, {
       username: 'alice',
       password: 'correct horse battery',
       email: 'alice@example.com',
@@ -40,24 +42,26 @@ describe('createUser', () => {
       verificationLevel: 2,
     });
     expect(user).toEqual({ id: expect.any(Number), username: 'alice' });
-    const row = await findUserByUsername(database.db, 'ALICE');
-    expect(row).toMatchObject({
+    const found = await findCredentials(database.db, 'ALICE');
+    expect(found?.user).toMatchObject({
       username: 'alice',
       email: 'alice@example.com',
-      email_verified: true,
-      display_name: 'Alice Liddell',
-      verification_level: 2,
-      disabled_at: null,
+      emailVerified: true,
+      displayName: 'Alice Liddell',
+      verificationLevel: 2,
+      disabledAt: null,
     });
-    expect(row?.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
-    expect(await verifyPassword(row?.password_hash, 'correct horse battery')).toBe(true);
-    expect(await verifyPassword(row?.password_hash, 'wrong')).toBe(false);
+    expect(found?.user).not.toHaveProperty('passwordHash');
+    expect(found?.passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    expect(await verifyPassword(found?.passwordHash, 'correct horse battery')).toBe(true);
+    expect(await verifyPassword(found?.passwordHash, 'wrong')).toBe(false);
+    expect(await findUserByUsername(database.db, 'alice')).toEqual(found?.user);
   });
 
   it('refuses a username that differs only in case or width', async () => {
     for (const username of ['ALICE', 'Ａｌｉｃｅ']) {
       await expect(
-        createUser(database.db, clock, { username, password: 'another password' }),
+        createUser(database.db, ctx, { username, password: 'another password' }),
       ).rejects.toMatchObject({
         error: 'invalid_request',
         description: expect.stringMatching(/already taken/),
@@ -66,18 +70,18 @@ describe('createUser', () => {
   });
 
   it('refuses a username whose confusable skeleton (Unicode TS #39) is taken', async () => {
-    await createUser(database.db, clock, { username: 'bob_smith', password: 'a long enough password' });
-    await createUser(database.db, clock, { username: 'mary', password: 'a long enough password' });
+    await createUser(database.db, ctx, { username: 'bob_smith', password: 'a long enough password' });
+    await createUser(database.db, ctx, { username: 'mary', password: 'a long enough password' });
     for (const username of ['aIice', 'AIice', 'a1ice', 'b0b_smith', 'Bob_Smith', 'rnary']) {
       await expect(
-        createUser(database.db, clock, { username, password: 'another password' }),
+        createUser(database.db, ctx, { username, password: 'another password' }),
       ).rejects.toMatchObject({
         error: 'invalid_request',
         description: expect.stringMatching(/already taken/),
       });
     }
     // Names that only share letters are still free.
-    await createUser(database.db, clock, { username: 'alicia', password: 'a long enough password' });
+    await createUser(database.db, ctx, { username: 'alicia', password: 'a long enough password' });
   });
 
   it('backfills the skeletons of existing users, keeping every name when two already look alike', async () => {
@@ -104,19 +108,17 @@ describe('createUser', () => {
   });
 
   it('refuses bad input with a clear message', async () => {
-    await expect(
-      createUser(database.db, clock, { username: 'bob', password: 'short' }),
-    ).rejects.toMatchObject({
+    await expect(createUser(database.db, ctx, { username: 'bob', password: 'short' })).rejects.toMatchObject({
       description: expect.stringMatching(/at least 8/),
     });
     await expect(
-      createUser(database.db, clock, { username: 'bob', password: 'long enough', email: 'not-an-email' }),
+      createUser(database.db, ctx, { username: 'bob', password: 'long enough', email: 'not-an-email' }),
     ).rejects.toMatchObject({ description: expect.stringMatching(/e-mail/) });
     await expect(
-      createUser(database.db, clock, { username: 'bob', password: 'long enough', verificationLevel: 3 }),
+      createUser(database.db, ctx, { username: 'bob', password: 'long enough', verificationLevel: 3 }),
     ).rejects.toMatchObject({ description: expect.stringMatching(/0, 1 or 2/) });
     await expect(
-      createUser(database.db, clock, { username: 'bob', password: 'long enough', displayName: 'a\u0000b' }),
+      createUser(database.db, ctx, { username: 'bob', password: 'long enough', displayName: 'a\u0000b' }),
     ).rejects.toMatchObject({ description: expect.stringMatching(/control/) });
   });
 

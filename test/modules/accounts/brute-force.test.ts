@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const signIn = (username: string, password: string) =>
-  authenticate(t.database.db, { clock: t.clock, config: t.config }, username, password);
+  authenticate(t.database.db, { clock: t.clock, config: t.config }, { username, password });
 
 async function signInPage(username: string, password: string, browser = new Browser(t.app)): Promise<string> {
   const res = await browser.submit('/signin', '/signin', { username, password });

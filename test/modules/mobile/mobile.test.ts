@@ -113,8 +113,8 @@ describe('disabling ends device sessions', () => {
     const dora = await makeUser(t);
     const phone = new Phone();
     expect((await phone.verify({ username: dora.username, password: dora.password })).statusCode).toBe(200);
-    await disableUser(t.database.db, t.clock, dora.username);
-    await enableUser(t.database.db, t.clock, dora.username);
+    await disableUser(t.database.db, { config: t.config, clock: t.clock }, { username: dora.username });
+    await enableUser(t.database.db, { config: t.config, clock: t.clock }, { username: dora.username });
     await t.sync();
     expect(await listSignedInDevices(t.database.db, dora.id)).toEqual([]);
     expectApiError(await bearerGet('/api/v1/me', phone.accessToken), 401, 'invalid_token');

@@ -98,8 +98,8 @@ describe('a code issued before access ended mints nothing', () => {
   it('disabling the user ends the unredeemed code; enabling again does not bring it back', async () => {
     const { client, user, browser } = await signedInUser();
     const code = await consentedCode(browser, client);
-    await disableUser(t.database.db, t.clock, user.username);
-    await enableUser(t.database.db, t.clock, user.username);
+    await disableUser(t.database.db, { config: t.config, clock: t.clock }, { username: user.username });
+    await enableUser(t.database.db, { config: t.config, clock: t.clock }, { username: user.username });
     expectApiError(await exchangeCode(t.app, client, code), 400, 'invalid_grant');
   });
 

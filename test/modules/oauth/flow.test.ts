@@ -274,12 +274,12 @@ describe('what stops tokens', () => {
     const victim = await makeUser(t);
     const app = await makeClient(t);
     const { browser, token } = await tokenFor(app, victim);
-    await disableUser(t.database.db, t.clock, victim.username);
+    await disableUser(t.database.db, { config: t.config, clock: t.clock }, { username: victim.username });
     expectApiError(await userinfo(token), 401, 'invalid_token');
     const again = await browser.get(authorizeUrl(app, { prompt: 'none' }));
     expect(callback(again, app).get('error')).toBe('login_required');
     // Enabling the account again does not revive what it had.
-    await enableUser(t.database.db, t.clock, victim.username);
+    await enableUser(t.database.db, { config: t.config, clock: t.clock }, { username: victim.username });
     expectApiError(await userinfo(token), 401, 'invalid_token');
   });
 

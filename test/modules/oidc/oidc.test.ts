@@ -6,12 +6,13 @@ import {
   errors as joseErrors,
   jwtVerify,
 } from 'jose';
+import type { Selectable } from 'kysely';
 import { sql } from 'kysely';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Context } from '../../../src/context.js';
 import { openPostgres } from '../../../src/db/database.js';
-import { findUserById, type UserRow } from '../../../src/modules/accounts/accounts.repository.js';
+import type { UsersTable } from '../../../src/db/schema.js';
 import { createUser } from '../../../src/modules/accounts/accounts.service.js';
 import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { ALL_SCOPES } from '../../../src/modules/oauth/scopes.js';
@@ -33,21 +34,30 @@ import { createTestDatabase, usingPostgres } from '../../helpers/database.js';
 let t: TestApp;
 let ctx: Context;
 const keyDeps = () => ({ db: t.database.db, clock: t.clock });
-let user: UserRow;
+/** A `users` row, as signIdToken reads it until it takes a `User`. */
+let user: Selectable<UsersTable>;
 let clientId: string;
 
 beforeAll(async () => {
   t = await createTestApp();
   ctx = { config: t.config, clock: t.clock };
-  const created = await createUser(t.database.db, t.clock, {
-    username: 'oidc_alice',
-    password: 'correct horse battery staple',
-    email: 'alice@example.com',
-    emailVerified: true,
-    displayName: 'Alice',
-    verificationLevel: 2,
-  });
-  user = (await findUserById(t.database.db, created.id)) as UserRow;
+  const created = await createUser(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      username: 'oidc_alice',
+      password: 'correct horse battery staple',
+      email: 'alice@example.com',
+      emailVerified: true,
+      displayName: 'Alice',
+      verificationLevel: 2,
+    },
+  );
+  user = await t.database.db
+    .selectFrom('users')
+    .selectAll()
+    .where('id', '=', created.id)
+    .executeTakeFirstOrThrow();
   const registered = await createClient(t.database.db, t.clock, {
     name: 'Shop',
     siteUrl: 'https://shop.example',

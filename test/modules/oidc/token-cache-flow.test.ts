@@ -89,14 +89,18 @@ describe('the in-process token cache across two instances', () => {
   it('refuses the tokens of a user disabled elsewhere', async () => {
     const { user, token } = await freshToken();
     await cachedOnB(token);
-    await disableUser(database.db, a.clock, user.username);
+    await disableUser(database.db, { config: a.config, clock: a.clock }, { username: user.username });
     await refusedOnB(token);
   });
 
   it('shows a profile change at once', async () => {
     const { user, token } = await freshToken();
     await cachedOnB(token);
-    await updateUserProfile(database.db, a.clock, user.username, { displayName: 'Renamed Person' });
+    await updateUserProfile(
+      database.db,
+      { config: a.config, clock: a.clock },
+      { username: user.username, displayName: 'Renamed Person' },
+    );
     await expect
       .poll(async () => (await userinfoOn(b, token)).json().name, { timeout: 1000, interval: 20 })
       .toBe('Renamed Person');

@@ -1,9 +1,13 @@
+import type { Selectable } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import type { UserRow } from '../../../src/modules/accounts/accounts.repository.js';
+import type { UsersTable } from '../../../src/db/schema.js';
 import type { ClientRow } from '../../../src/modules/clients/clients.repository.js';
 import { ClientCache } from '../../../src/modules/oauth/client-cache.js';
 import type { AccessTokenContext } from '../../../src/modules/oidc/token-cache.js';
 import { AccessTokenCache } from '../../../src/modules/oidc/token-cache.js';
+
+/** A `users` row, until this module reads the `User` of accounts/user.ts. */
+type UserRow = Selectable<UsersTable>;
 
 function context(
   tokenHash: string,

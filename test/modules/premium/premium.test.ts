@@ -34,10 +34,14 @@ async function newUser(): Promise<{ id: number; username: string }> {
   t.clock.set(START);
   userCount += 1;
   const username = `premium_user_${userCount}`;
-  const user = await createUser(t.database.db, t.clock, {
-    username,
-    password: 'correct horse battery staple',
-  });
+  const user = await createUser(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      username,
+      password: 'correct horse battery staple',
+    },
+  );
   return { id: user.id, username };
 }
 

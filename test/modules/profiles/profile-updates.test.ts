@@ -7,7 +7,7 @@ import {
   enableUser,
   updateUserProfile,
 } from '../../../src/modules/accounts/accounts.service.js';
-import { toUser } from '../../../src/modules/accounts/user.js';
+
 import { ALL_SCOPES } from '../../../src/modules/oauth/scopes.js';
 import { presentUserinfo } from '../../../src/modules/profiles/profile.presenter.js';
 import {
@@ -15,6 +15,7 @@ import {
   gameUrlSchema,
   updateProfileSchema,
 } from '../../../src/modules/profiles/profiles.schemas.js';
+import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 
 const PUBLIC_URL = 'https://id.example';
@@ -84,10 +85,11 @@ describe('profile field rules', () => {
 describe('profile updates through the database', () => {
   let database: TestDatabase;
   const clock = fixedClock('2026-05-01T00:00:00Z');
+  const ctx = { config: testConfig(), clock };
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    await createUser(database.db, clock, { username: 'Dora', password: 'long enough password' });
+    await createUser(database.db, ctx, { username: 'Dora', password: 'long enough password' });
   });
   afterAll(() => database.drop());
 
@@ -99,7 +101,8 @@ describe('profile updates through the database', () => {
 
   it('changes every field, finds the user case-insensitively, and stamps updated_at from the clock', async () => {
     clock.set('2026-05-02T10:00:00Z');
-    const updated = await updateUserProfile(database.db, clock, 'DORA', {
+    const updated = await updateUserProfile(database.db, ctx, {
+      username: 'DORA',
       displayName: ' Dora  the Explorer ',
       avatarUrl: '/avatars/dora.png',
       verificationLevel: '1',
@@ -113,20 +116,20 @@ describe('profile updates through the database', () => {
     });
     expect(updated).toMatchObject({
       username: 'Dora',
-      display_name: 'Dora the Explorer',
-      avatar_url: '/avatars/dora.png',
-      verification_level: 1,
+      displayName: 'Dora the Explorer',
+      avatarUrl: '/avatars/dora.png',
+      verificationLevel: 1,
       email: 'dora@example.com',
-      email_verified: true,
-      game_name: 'DoraPlays',
-      game_url: 'https://game.example/u/dora',
-      tag_label: 'Explorer',
-      tag_kind: 'badge',
-      tag_slug: 'explorer',
+      emailVerified: true,
+      gameName: 'DoraPlays',
+      gameUrl: 'https://game.example/u/dora',
+      tagLabel: 'Explorer',
+      tagKind: 'badge',
+      tagSlug: 'explorer',
     });
-    expect(updated.updated_at.toISOString()).toBe('2026-05-02T10:00:00.000Z');
+    expect(updated.updatedAt.toISOString()).toBe('2026-05-02T10:00:00.000Z');
     expect(await row()).toEqual(updated);
-    expect(presentUserinfo(toUser(updated), ALL_SCOPES, PUBLIC_URL)).toMatchObject({
+    expect(presentUserinfo(updated, ALL_SCOPES, PUBLIC_URL)).toMatchObject({
       name: 'Dora the Explorer',
       picture: 'https://id.example/avatars/dora.png',
       game: 'https://game.example/u/dora',
@@ -142,45 +145,50 @@ describe('profile updates through the database', () => {
 
   it('leaves the fields that are not given unchanged', async () => {
     const before = await row();
-    const updated = await updateUserProfile(database.db, clock, 'dora', { verificationLevel: 2 });
-    expect(updated).toEqual({ ...before, verification_level: 2, updated_at: updated.updated_at });
+    const updated = await updateUserProfile(database.db, ctx, { username: 'dora', verificationLevel: 2 });
+    expect(updated).toEqual({ ...before, verificationLevel: 2, updatedAt: updated.updatedAt });
   });
 
   it('a new e-mail is unconfirmed unless confirmed in the same change; the same e-mail keeps its state', async () => {
-    await updateUserProfile(database.db, clock, 'dora', { email: 'dora@example.com' });
-    expect(await row()).toMatchObject({ email: 'dora@example.com', email_verified: true });
-    await updateUserProfile(database.db, clock, 'dora', { email: 'dora2@example.com' });
-    expect(await row()).toMatchObject({ email: 'dora2@example.com', email_verified: false });
-    await updateUserProfile(database.db, clock, 'dora', { email: 'dora3@example.com', emailVerified: true });
-    expect(await row()).toMatchObject({ email: 'dora3@example.com', email_verified: true });
-    await updateUserProfile(database.db, clock, 'dora', { emailVerified: false });
-    expect(await row()).toMatchObject({ email: 'dora3@example.com', email_verified: false });
+    await updateUserProfile(database.db, ctx, { username: 'dora', email: 'dora@example.com' });
+    expect(await row()).toMatchObject({ email: 'dora@example.com', emailVerified: true });
+    await updateUserProfile(database.db, ctx, { username: 'dora', email: 'dora2@example.com' });
+    expect(await row()).toMatchObject({ email: 'dora2@example.com', emailVerified: false });
+    await updateUserProfile(database.db, ctx, {
+      username: 'dora',
+      email: 'dora3@example.com',
+      emailVerified: true,
+    });
+    expect(await row()).toMatchObject({ email: 'dora3@example.com', emailVerified: true });
+    await updateUserProfile(database.db, ctx, { username: 'dora', emailVerified: false });
+    expect(await row()).toMatchObject({ email: 'dora3@example.com', emailVerified: false });
   });
 
   it('confirming an e-mail needs one', async () => {
-    await createUser(database.db, clock, { username: 'noemail', password: 'long enough password' });
+    await createUser(database.db, ctx, { username: 'noemail', password: 'long enough password' });
     await expect(
-      updateUserProfile(database.db, clock, 'noemail', { emailVerified: true }),
+      updateUserProfile(database.db, ctx, { username: 'noemail', emailVerified: true }),
     ).rejects.toMatchObject({ error: 'invalid_request', description: expect.stringMatching(/e-mail/) });
   });
 
   it('clears the game, the tag, the display name and the avatar', async () => {
-    const updated = await updateUserProfile(database.db, clock, 'dora', {
+    const updated = await updateUserProfile(database.db, ctx, {
+      username: 'dora',
       clearGame: true,
       clearTag: true,
       displayName: '',
       avatarUrl: '',
     });
     expect(updated).toMatchObject({
-      display_name: null,
-      avatar_url: null,
-      game_name: null,
-      game_url: null,
-      tag_label: null,
-      tag_kind: null,
-      tag_slug: null,
+      displayName: null,
+      avatarUrl: null,
+      gameName: null,
+      gameUrl: null,
+      tagLabel: null,
+      tagKind: null,
+      tagSlug: null,
     });
-    const payload = presentUserinfo(toUser(updated), ['profile'], PUBLIC_URL);
+    const payload = presentUserinfo(updated, ['profile'], PUBLIC_URL);
     expect(payload).toMatchObject({ name: 'Dora', picture: '', game: false, game_linked: false });
     expect(payload).not.toHaveProperty('display_name');
     expect(payload).not.toHaveProperty('tag');
@@ -198,17 +206,19 @@ describe('profile updates through the database', () => {
       [{ displayName: 'a\u202Eb' }, /invisible/],
     ];
     for (const [input, message] of cases) {
-      await expect(updateUserProfile(database.db, clock, 'dora', input)).rejects.toMatchObject({
-        error: 'invalid_request',
-        description: expect.stringMatching(message),
-      });
+      await expect(updateUserProfile(database.db, ctx, { username: 'dora', ...input })).rejects.toMatchObject(
+        {
+          error: 'invalid_request',
+          description: expect.stringMatching(message),
+        },
+      );
     }
-    await expect(updateUserProfile(database.db, clock, 'nobody', { displayName: 'X' })).rejects.toMatchObject(
-      {
-        error: 'not_found',
-        description: 'no user named nobody',
-      },
-    );
+    await expect(
+      updateUserProfile(database.db, ctx, { username: 'nobody', displayName: 'X' }),
+    ).rejects.toMatchObject({
+      error: 'not_found',
+      description: 'no user named nobody',
+    });
     expect(await row()).toEqual(before);
   });
 
@@ -228,7 +238,7 @@ describe('profile updates through the database', () => {
       .execute();
 
     clock.set('2026-05-03T00:00:00Z');
-    expect(await disableUser(database.db, clock, 'DORA')).toEqual({
+    expect(await disableUser(database.db, ctx, { username: 'DORA' })).toEqual({
       id: dora.id,
       username: 'Dora',
       disabled: true,
@@ -242,18 +252,22 @@ describe('profile updates through the database', () => {
     expect(sessions).toEqual([]);
 
     clock.set('2026-05-04T00:00:00Z');
-    expect(await disableUser(database.db, clock, 'dora')).toMatchObject({
+    expect(await disableUser(database.db, ctx, { username: 'dora' })).toMatchObject({
       disabled: true,
       disabled_at: '2026-05-03T00:00:00.000Z',
     });
-    expect((await row()).disabled_at?.toISOString()).toBe('2026-05-03T00:00:00.000Z');
+    expect((await row()).disabledAt?.toISOString()).toBe('2026-05-03T00:00:00.000Z');
 
     const enabled = { id: dora.id, username: 'Dora', disabled: false, disabled_at: null };
-    expect(await enableUser(database.db, clock, 'dora')).toEqual(enabled);
-    expect(await enableUser(database.db, clock, 'dora')).toEqual(enabled);
-    expect((await row()).disabled_at).toBeNull();
+    expect(await enableUser(database.db, ctx, { username: 'dora' })).toEqual(enabled);
+    expect(await enableUser(database.db, ctx, { username: 'dora' })).toEqual(enabled);
+    expect((await row()).disabledAt).toBeNull();
 
-    await expect(disableUser(database.db, clock, 'nobody')).rejects.toMatchObject({ error: 'not_found' });
-    await expect(enableUser(database.db, clock, 'nobody')).rejects.toMatchObject({ error: 'not_found' });
+    await expect(disableUser(database.db, ctx, { username: 'nobody' })).rejects.toMatchObject({
+      error: 'not_found',
+    });
+    await expect(enableUser(database.db, ctx, { username: 'nobody' })).rejects.toMatchObject({
+      error: 'not_found',
+    });
   });
 });

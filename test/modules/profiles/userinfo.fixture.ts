@@ -16,14 +16,18 @@ export const ALL = ['openid', 'profile', 'email', 'verified'];
 export function setUpUserinfoApp(): void {
   beforeAll(async () => {
     t = await createTestApp();
-    const user = await createUser(t.database.db, t.clock, {
-      username: 'bearer_bob',
-      password: 'correct horse battery staple',
-      email: 'bob@example.com',
-      emailVerified: true,
-      displayName: 'Bob B',
-      verificationLevel: 1,
-    });
+    const user = await createUser(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      {
+        username: 'bearer_bob',
+        password: 'correct horse battery staple',
+        email: 'bob@example.com',
+        emailVerified: true,
+        displayName: 'Bob B',
+        verificationLevel: 1,
+      },
+    );
     userId = user.id;
     const client = await createClient(t.database.db, t.clock, {
       name: 'Shop',

@@ -15,11 +15,15 @@ export function setUpSearchApp(): void {
 export const PASSWORD = 'correct horse battery';
 
 export async function user(username: string, displayName?: string): Promise<number> {
-  const created = await createUser(t.database.db, t.clock, {
-    username,
-    password: PASSWORD,
-    ...(displayName ? { displayName } : {}),
-  });
+  const created = await createUser(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      username,
+      password: PASSWORD,
+      ...(displayName ? { displayName } : {}),
+    },
+  );
   return created.id;
 }
 

@@ -12,29 +12,43 @@ setUpSearchApp();
 describe('GET /api/users/search: result shape', () => {
   it('shows exactly the fields of SPEC.md "User search result", with their types', async () => {
     // All three are username prefixes of "shape": they come in code point order of lower(username).
-    const fullId = await createUser(t.database.db, t.clock, {
-      username: 'ShapeFull',
-      password: PASSWORD,
-      email: 'shape.full@example.com',
-      emailVerified: true,
-      displayName: 'Shape Full',
-      verificationLevel: 2,
-    }).then((created) => created.id);
-    await updateUserProfile(t.database.db, t.clock, 'shapefull', {
-      avatarUrl: '/avatars/shape.png',
-      gameName: 'Shape Game',
-      gameUrl: 'https://game.example.com/shape',
-    });
-    const bareId = await createUser(t.database.db, t.clock, {
-      username: 'shapebare',
-      password: PASSWORD,
-      email: 'shape.bare@example.com',
-    }).then((created) => created.id);
+    const fullId = await createUser(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      {
+        username: 'ShapeFull',
+        password: PASSWORD,
+        email: 'shape.full@example.com',
+        emailVerified: true,
+        displayName: 'Shape Full',
+        verificationLevel: 2,
+      },
+    ).then((created) => created.id);
+    await updateUserProfile(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      {
+        username: 'shapefull',
+        avatarUrl: '/avatars/shape.png',
+        gameName: 'Shape Game',
+        gameUrl: 'https://game.example.com/shape',
+      },
+    );
+    const bareId = await createUser(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      {
+        username: 'shapebare',
+        password: PASSWORD,
+        email: 'shape.bare@example.com',
+      },
+    ).then((created) => created.id);
     const standardId = await user('shapestd');
-    await updateUserProfile(t.database.db, t.clock, 'shapestd', {
-      verificationLevel: 1,
-      avatarUrl: 'https://cdn.example.org/a.png',
-    });
+    await updateUserProfile(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      { username: 'shapestd', verificationLevel: 1, avatarUrl: 'https://cdn.example.org/a.png' },
+    );
 
     const res = await searchRaw('q=shape');
     expect(res.headers['cache-control']).toBe('public, max-age=30');

@@ -1,0 +1,140 @@
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
+import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
+import type { LocaleDefinition } from './messages.js';
+
+export const en: LocaleDefinition = {
+  dateLocale: 'en-GB',
+  messages: {
+    languageName: 'English',
+    layout: { skipToContent: 'Skip to content', language: 'Language' },
+    titles: {
+      signin: 'Sign in',
+      signup: 'Create an account',
+      account: 'Your account',
+      consent: 'Allow access?',
+      error: 'Something went wrong',
+    },
+    fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
+    signin: {
+      heading: 'Sign in',
+      submit: 'Sign in',
+      noAccount: 'No account yet?',
+      createAccount: 'Create an account',
+      errors: {
+        missing_credentials: 'Enter your username and password.',
+        wrong_credentials: 'Wrong username or password.',
+        account_disabled: 'This account has been disabled, so it cannot sign in.',
+      },
+    },
+    signup: {
+      heading: 'Create an account',
+      correctFields: 'Please correct the fields marked below.',
+      usernameHint: '3–32 letters a–z, digits and _, not only digits.',
+      passwordHint: `At least ${PASSWORD_MIN_LENGTH} characters.`,
+      submit: 'Create account',
+      haveAccount: 'Already have an account?',
+      signIn: 'Sign in',
+      problems: {
+        username_format:
+          'Username must be 3–32 characters of letters a–z, digits and _, and not only digits.',
+        username_reserved: 'This username is reserved; choose another one.',
+        username_taken: 'This username is already taken; choose another one.',
+        password_too_short: `Password must be at least ${PASSWORD_MIN_LENGTH} characters.`,
+        password_too_long: `Password must be at most ${PASSWORD_MAX_LENGTH} characters.`,
+        email_invalid: 'Enter a valid e-mail address, or leave the field empty.',
+        email_too_long: 'The e-mail address must be at most 254 characters.',
+      },
+    },
+    consent: {
+      heading: (client) => `Allow ${client} to use your account?`,
+      siteAt: (client) => `${client} is the site at`,
+      signedInAs: 'Signed in as',
+      notYou: 'Not you?',
+      willGet: 'It will be able to:',
+      emailHint: 'Untick the e-mail to allow the rest without sharing it.',
+      walletWarning: (client) => `${client} will be able to charge coins from your wallet.`,
+      walletAdvice: 'Allow this only if you trust this site with your money.',
+      allow: 'Allow',
+      deny: 'Deny',
+      revokeLater: {
+        before: 'You can revoke this access at any time on',
+        link: 'your account page',
+        after: '.',
+      },
+    },
+    // The scopes' own descriptions (src/modules/oauth/scopes.ts) are the English texts.
+    scopes: Object.fromEntries(ALL_SCOPES.map((scope) => [scope, SCOPES[scope].description])) as Record<
+      Scope,
+      string
+    >,
+    account: {
+      heading: 'Your account',
+      username: 'Username',
+      displayName: 'Display name',
+      email: 'E-mail',
+      emailNotConfirmed: '(not confirmed)',
+      apps: 'Apps you allowed',
+      appsCount: { one: '{n} app can use your account.', other: '{n} apps can use your account.' },
+      noApps: 'You have not allowed any app to use your account.',
+      allowed: 'It can:',
+      allowedOn: 'Allowed on',
+      revoke: 'Revoke access',
+      revokeFor: (app) => ` for ${app}`,
+      devices: 'Signed-in devices',
+      devicesCount: {
+        one: 'The mobile app is signed in on {n} device.',
+        other: 'The mobile app is signed in on {n} devices.',
+      },
+      noDevices: 'The mobile app is not signed in on any device.',
+      deviceSignedInOn: 'Signed in on',
+      deviceLastUsedOn: 'last used on',
+      signOutDevice: 'Sign out this device',
+      signOut: 'Sign out',
+      notices: {
+        revoked: 'Access revoked. The app can no longer use your account, unless you allow it again.',
+        unknown_app: 'That app had no access to your account.',
+        device_signed_out: 'The device is signed out. The app on it must sign in again.',
+        unknown_device: 'That device was not signed in.',
+      },
+    },
+    errors: {
+      form_expired: {
+        title: 'This form has expired',
+        message: 'The form could not be checked. Go back, reload the page and try again.',
+      },
+      form_incomplete: {
+        title: 'Something is missing',
+        message: 'The form was not complete. Go back and try again.',
+      },
+      request_expired: {
+        title: 'This request has expired',
+        message: 'This sign-in request has expired or was already used. Go back to the site and start again.',
+      },
+      invalid_link: {
+        title: 'This sign-in link is not valid',
+        message:
+          'The site that sent you here gave a link this service cannot accept. Go back to the site and try again; if it happens again, tell the site’s owners.',
+      },
+      bad_request: {
+        title: 'This request is not valid',
+        message: 'The page could not use what was sent. Go back and try again.',
+      },
+      forbidden: { title: 'Not allowed', message: 'You cannot do this here.' },
+      not_found: { title: 'Not found', message: 'There is nothing at this address.' },
+      method_not_allowed: { title: 'Not allowed', message: 'This page cannot be used this way.' },
+      too_large: { title: 'Too much data', message: 'The form sent more data than the service accepts.' },
+      rate_limited: { title: 'Too many attempts', message: 'Wait a little before you try again.' },
+      unavailable: {
+        title: 'Temporarily unavailable',
+        message: 'The service cannot answer right now. Try again in a few minutes.',
+      },
+      server_error: {
+        title: 'Something went wrong',
+        message: 'An unexpected error happened on our side. Try again later.',
+      },
+      retryIn: { one: 'You can try again in {n} second.', other: 'You can try again in {n} seconds.' },
+      details: 'Technical details:',
+      toAccount: 'Go to your account',
+    },
+  },
+};

@@ -1,0 +1,132 @@
+import { en } from './en.js';
+import type { LocaleDefinition, Messages, PluralForms } from './messages.js';
+import { ru } from './ru.js';
+
+export {
+  ACCOUNT_NOTICES,
+  type AccountNotice,
+  type ErrorPageKind,
+  isAccountNotice,
+  type LinkedText,
+  type LocaleDefinition,
+  type Messages,
+  type PluralForms,
+  type SignInError,
+} from './messages.js';
+
+/**
+ * The languages of the pages. A page's language is, in this order: a `?lang=` query parameter
+ * (which the page also remembers in the `lang` cookie), that cookie, the best language of
+ * `Accept-Language`, English.
+ *
+ * Adding a language: a file like ru.ts (the compiler names every missing text) and its line here.
+ */
+const REGISTRY = { en, ru } satisfies Record<string, LocaleDefinition>;
+
+export type Locale = keyof typeof REGISTRY;
+export const LOCALES = Object.keys(REGISTRY) as readonly Locale[];
+export const DEFAULT_LOCALE: Locale = 'en';
+
+/** Every locale's texts. */
+export const CATALOGUES = Object.fromEntries(
+  LOCALES.map((locale) => [locale, REGISTRY[locale].messages]),
+) as Record<Locale, Messages>;
+
+/** The query parameter of the language switch, and the cookie that remembers the choice. */
+export const LOCALE_PARAM = 'lang';
+export const LOCALE_COOKIE = 'lang';
+
+export function isLocale(value: unknown): value is Locale {
+  return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
+}
+
+/** One entry of `Accept-Language`: a language range and its weight. */
+export interface LanguageRange {
+  range: string;
+  q: number;
+}
+
+/**
+ * `Accept-Language` (RFC 9110 §12.5.4) as ranges by descending weight, in header order among
+ * equal weights. Malformed entries and weights are skipped; `q=0` ("not acceptable") is dropped.
+ */
+export function parseAcceptLanguage(header: string | undefined): LanguageRange[] {
+  if (!header) return [];
+  const ranges: LanguageRange[] = [];
+  for (const entry of header.slice(0, 1000).split(',')) {
+    const [rawRange, ...parameters] = entry.split(';');
+    const range = (rawRange ?? '').trim().toLowerCase();
+    if (!/^(\*|[a-z]{1,8}(-[a-z0-9]{1,8})*)$/.test(range)) continue;
+    let q = 1;
+    let valid = true;
+    for (const parameter of parameters) {
+      const match = /^\s*q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?)\s*$/i.exec(parameter);
+      if (match) q = Number(match[1]);
+      else valid = false;
+    }
+    if (valid && q > 0) ranges.push({ range, q });
+  }
+  // Array.prototype.sort is stable: equal weights keep the header's order.
+  return ranges.sort((a, b) => b.q - a.q);
+}
+
+/** The best supported language of an `Accept-Language` header; English when none fits. */
+export function localeFromAcceptLanguage(header: string | undefined): Locale {
+  for (const { range } of parseAcceptLanguage(header)) {
+    if (range === '*') return DEFAULT_LOCALE;
+    const primary = range.split('-', 1)[0];
+    if (isLocale(primary)) return primary;
+  }
+  return DEFAULT_LOCALE;
+}
+
+/**
+ * The language of a page: the switch's `?lang=` (when valid), then the `lang` cookie (when
+ * valid), then `Accept-Language`. `remember` is set when the query chose a language the cookie
+ * does not hold yet.
+ */
+export function negotiateLocale(input: {
+  query?: unknown;
+  cookie?: unknown;
+  acceptLanguage?: string | undefined;
+}): { locale: Locale; remember?: Locale } {
+  if (isLocale(input.query)) {
+    return input.cookie === input.query
+      ? { locale: input.query }
+      : { locale: input.query, remember: input.query };
+  }
+  if (isLocale(input.cookie)) return { locale: input.cookie };
+  return { locale: localeFromAcceptLanguage(input.acceptLanguage) };
+}
+
+/** Each locale's plural rules, number and date formats, made once. */
+const FORMATS = Object.fromEntries(
+  LOCALES.map((locale) => [
+    locale,
+    {
+      plural: new Intl.PluralRules(locale),
+      number: new Intl.NumberFormat(locale),
+      date: new Intl.DateTimeFormat(REGISTRY[locale].dateLocale, {
+        day: 'numeric',
+        month: 'long',
+        year: 'numeric',
+        timeZone: 'UTC',
+      }),
+    },
+  ]),
+) as Record<Locale, { plural: Intl.PluralRules; number: Intl.NumberFormat; date: Intl.DateTimeFormat }>;
+/** The text for `count` in the locale's plural form (Intl.PluralRules), with `{n}` filled in. */
+export function plural(locale: Locale, forms: PluralForms, count: number): string {
+  const { plural: rules, number } = FORMATS[locale];
+  const text = forms[rules.select(count)] ?? forms.other;
+  return text.replaceAll('{n}', number.format(count));
+}
+
+/** A date as the pages show it, in UTC: "20 May 2026", «20 мая 2026 г.». */
+export function formatDate(locale: Locale, date: Date): string {
+  return FORMATS[locale].date.format(date);
+}
+
+export function messages(locale: Locale): Messages {
+  return CATALOGUES[locale];
+}

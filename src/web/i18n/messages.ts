@@ -1,0 +1,120 @@
+import type { SignUpProblem } from '../../modules/accounts/accounts.service.js';
+import type { Scope } from '../../modules/oauth/scopes.js';
+
+/** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
+export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+
+/** Why sign-in failed, as the sign-in page says it. */
+export type SignInError = 'missing_credentials' | 'wrong_credentials' | 'account_disabled';
+
+/** The notices of the account page (`/account?notice=…`). */
+export const ACCOUNT_NOTICES = ['revoked', 'unknown_app', 'device_signed_out', 'unknown_device'] as const;
+export type AccountNotice = (typeof ACCOUNT_NOTICES)[number];
+
+export function isAccountNotice(value: unknown): value is AccountNotice {
+  return typeof value === 'string' && (ACCOUNT_NOTICES as readonly string[]).includes(value);
+}
+
+/** What an error page says. */
+export type ErrorPageKind =
+  | 'form_expired'
+  | 'form_incomplete'
+  | 'request_expired'
+  | 'invalid_link'
+  | 'bad_request'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'too_large'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'server_error';
+
+/** A sentence with a link inside it: `before` <a>`link`</a> `after`. */
+export interface LinkedText {
+  before: string;
+  link: string;
+  after: string;
+}
+
+/** Every text of the pages, in one language. */
+export interface Messages {
+  /** The language's own name, as the language switch shows it. */
+  languageName: string;
+  layout: {
+    skipToContent: string;
+    /** The accessible name of the language switch. */
+    language: string;
+  };
+  titles: { signin: string; signup: string; account: string; consent: string; error: string };
+  fields: { username: string; password: string; email: string; optional: string };
+  signin: {
+    heading: string;
+    submit: string;
+    noAccount: string;
+    createAccount: string;
+    errors: Record<SignInError, string>;
+  };
+  signup: {
+    heading: string;
+    correctFields: string;
+    usernameHint: string;
+    passwordHint: string;
+    submit: string;
+    haveAccount: string;
+    signIn: string;
+    problems: Record<SignUpProblem, string>;
+  };
+  consent: {
+    heading: (client: string) => string;
+    /** Followed by the site's URL. */
+    siteAt: (client: string) => string;
+    /** Followed by @username. */
+    signedInAs: string;
+    notYou: string;
+    willGet: string;
+    emailHint: string;
+    walletWarning: (client: string) => string;
+    walletAdvice: string;
+    allow: string;
+    deny: string;
+    revokeLater: LinkedText;
+  };
+  /** What each scope shares, for the consent and account pages. */
+  scopes: Record<Scope, string>;
+  account: {
+    heading: string;
+    username: string;
+    displayName: string;
+    email: string;
+    emailNotConfirmed: string;
+    apps: string;
+    appsCount: PluralForms;
+    noApps: string;
+    allowed: string;
+    allowedOn: string;
+    revoke: string;
+    /** Completes "Revoke access" for screen readers, with the app's name. */
+    revokeFor: (app: string) => string;
+    devices: string;
+    devicesCount: PluralForms;
+    noDevices: string;
+    /** "Signed in on <date>, last used on <date>". */
+    deviceSignedInOn: string;
+    deviceLastUsedOn: string;
+    signOutDevice: string;
+    signOut: string;
+    notices: Record<AccountNotice, string>;
+  };
+  errors: Record<ErrorPageKind, { title: string; message: string }> & {
+    retryIn: PluralForms;
+    details: string;
+    toAccount: string;
+  };
+}
+
+/** A language of the pages: its texts, and the Intl locale of its dates ("20 May 2026"). */
+export interface LocaleDefinition {
+  dateLocale: string;
+  messages: Messages;
+}

@@ -1,0 +1,205 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Context, Deps } from '../context.js';
+import {
+  authenticate,
+  type SignUpField,
+  type SignUpProblem,
+  signUp,
+} from '../modules/accounts/accounts.service.js';
+import { auditRequest } from '../modules/audit/audit.repository.js';
+import { issueCsrfToken } from './csrf.js';
+import { rememberBrowser, trustedBrowser } from './device-cookie.js';
+import type { SignInError } from './i18n/index.js';
+import {
+  destination,
+  echo,
+  type Flow,
+  flowFields,
+  flowFrom,
+  flowQuery,
+  flowQueryString,
+  formBody,
+  password,
+  text,
+} from './page-forms.js';
+import { renderPage } from './pages.js';
+import { endSession, startSession } from './session.js';
+
+const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password });
+const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password, email: text });
+const signOutBody = formBody({ csrf_token: text });
+
+function renderSignIn(
+  ctx: Context,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: { flow: Flow; username?: string; error?: SignInError; status?: number },
+): FastifyReply {
+  return renderPage(
+    reply.code(page.status ?? 200),
+    'signin',
+    {
+      csrfToken: issueCsrfToken(request, reply, ctx),
+      username: echo(page.username),
+      error: page.error,
+      requestId: page.flow.requestId,
+      returnTo: page.flow.returnTo,
+      signupHref: `/signup${flowQueryString(page.flow)}`,
+    },
+    { switchBase: `/signin${flowQueryString(page.flow)}` },
+  );
+}
+
+function renderSignUp(
+  ctx: Context,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: {
+    flow: Flow;
+    values?: { username?: string; email?: string };
+    errors?: Partial<Record<SignUpField, SignUpProblem>>;
+    status?: number;
+  },
+): FastifyReply {
+  return renderPage(
+    reply.code(page.status ?? 200),
+    'signup',
+    {
+      csrfToken: issueCsrfToken(request, reply, ctx),
+      // Values are kept on a re-render, except the password.
+      values: { username: echo(page.values?.username), email: echo(page.values?.email) },
+      errors: page.errors ?? {},
+      requestId: page.flow.requestId,
+      returnTo: page.flow.returnTo,
+      signinHref: `/signin${flowQueryString(page.flow)}`,
+    },
+    { switchBase: `/signup${flowQueryString(page.flow)}` },
+  );
+}
+
+/** Sign-in, sign-up and sign-out (HTML forms; every POST carries a CSRF token). */
+export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
+  const { db, ctx } = deps;
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.get(
+    '/signin',
+    {
+      config: { auth: 'browser', description: 'Sign-in page (HTML form: username, password)' },
+      schema: { querystring: flowQuery },
+    },
+    async (request, reply) => renderSignIn(ctx, request, reply, { flow: flowFrom(request.query) }),
+  );
+
+  routes.post(
+    '/signin',
+    {
+      config: {
+        auth: 'browser',
+        description: 'Sign in with username and password (form POST, CSRF token); redirects on success',
+        checksPassword: true,
+        csrf: true,
+        rateLimit: 'signin',
+        // The language switch of the page answering the form leads back to the form.
+        switchBase: () => '/signin',
+      },
+      schema: { body: signInBody },
+    },
+    async (request, reply) => {
+      const form = request.body;
+      const flow = flowFrom(form);
+      const username = form.username ?? '';
+      const password = form.password ?? '';
+      if (username.trim() === '' || password === '')
+        return renderSignIn(ctx, request, reply, {
+          flow,
+          username,
+          error: 'missing_credentials',
+          status: 400,
+        });
+
+      const result = await authenticate(db, ctx, {
+        username,
+        password,
+        trustedSource: trustedBrowser(request),
+      });
+      await auditRequest(db, ctx, request, {
+        actor: result.ok ? `user:${result.user.id}` : 'anonymous',
+        action: result.ok ? 'sign_in' : 'sign_in_failed',
+        subject: result.ok
+          ? `user:${result.user.id}`
+          : `username:${username.trim().toLowerCase().slice(0, 64)}`,
+        details: result.ok ? { via: 'page' } : { via: 'page', reason: result.reason },
+      });
+      if (!result.ok) {
+        // One message for an unknown user and a wrong password: the page never tells which
+        // usernames exist. "Disabled" is said only to someone who knows the password.
+        return result.reason === 'disabled'
+          ? renderSignIn(ctx, request, reply, { flow, username, error: 'account_disabled', status: 403 })
+          : renderSignIn(ctx, request, reply, { flow, username, error: 'wrong_credentials', status: 401 });
+      }
+      await startSession(request, reply, deps, result.user.id);
+      rememberBrowser(request, reply, ctx, result.user.id);
+      return reply.redirect(destination(flow), 303);
+    },
+  );
+
+  routes.get(
+    '/signup',
+    {
+      config: {
+        auth: 'browser',
+        description: 'Sign-up page (HTML form: username, password, optional e-mail)',
+      },
+      schema: { querystring: flowQuery },
+    },
+    async (request, reply) => renderSignUp(ctx, request, reply, { flow: flowFrom(request.query) }),
+  );
+
+  routes.post(
+    '/signup',
+    {
+      config: {
+        auth: 'browser',
+        description: 'Create an account (form POST, CSRF token), sign in and redirect',
+        csrf: true,
+        rateLimit: 'signin',
+        switchBase: () => '/signup',
+      },
+      schema: { body: signUpBody },
+    },
+    async (request, reply) => {
+      const form = request.body;
+      const flow = flowFrom(form);
+      const values = { username: form.username ?? '', email: form.email ?? '' };
+      const result = await signUp(db, ctx, { ...values, password: form.password ?? '' });
+      if (!result.ok)
+        return renderSignUp(ctx, request, reply, { flow, values, errors: result.errors, status: 400 });
+      await auditRequest(db, ctx, request, {
+        actor: `user:${result.user.id}`,
+        action: 'sign_up',
+        subject: `user:${result.user.id}`,
+      });
+      await startSession(request, reply, deps, result.user.id);
+      return reply.redirect(destination(flow), 303);
+    },
+  );
+
+  routes.post(
+    '/signout',
+    {
+      config: {
+        auth: 'browser',
+        description: 'Sign out (form POST, CSRF token): ends the browser session',
+        csrf: true,
+        rateLimit: 'signin',
+      },
+      schema: { body: signOutBody },
+    },
+    async (request, reply) => {
+      await endSession(request, reply, deps);
+      return reply.redirect('/signin', 303);
+    },
+  );
+};
