@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import { hashPassword } from '../lib/password.js';
 import { generateSecret, hashSecret } from '../lib/secrets.js';
@@ -11,6 +10,7 @@ import { createUser } from '../modules/accounts/accounts.service.js';
 import { recordAudit } from '../modules/audit/audit.repository.js';
 import {
   findClientByNameAndRedirectUri,
+  lockDemoSetup,
   updateClientColumns,
 } from '../modules/clients/clients.repository.js';
 import { MAX_REDIRECT_URIS } from '../modules/clients/clients.schemas.js';
@@ -60,14 +60,12 @@ export interface DemoResult {
   };
 }
 
-/** Any fixed key: two `idp demo` runs at once take turns, so neither makes a second client. */
-const DEMO_LOCK = sql`select pg_advisory_xact_lock(hashtext('idp demo'))`;
-
 export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
   const clientSecret = generateSecret('clientSecret');
   const passwordHash = await hashPassword(DEMO.password);
   return ctx.db.transaction().execute(async (trx) => {
-    await DEMO_LOCK.execute(trx);
+    // Two `idp demo` runs at once take turns, so neither makes a second client.
+    await lockDemoSetup(trx);
     const now = ctx.clock.now();
     const audit = (
       action: 'client_created' | 'client_secret_rotated' | 'wallet_credited',
@@ -81,10 +79,7 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
     let client: DemoResult['client'];
     const existing = await findClientByNameAndRedirectUri(trx, DEMO.clientName, DEMO.redirectUris[0]);
     if (existing) {
-      const uris = [...new Set([...existing.redirect_uris, ...DEMO.redirectUris])].slice(
-        0,
-        MAX_REDIRECT_URIS,
-      );
+      const uris = [...new Set([...existing.redirectUris, ...DEMO.redirectUris])].slice(0, MAX_REDIRECT_URIS);
       const row = await updateClientColumns(trx, existing.id, {
         secret_hash: hashSecret(clientSecret),
         wallet: true,
@@ -92,18 +87,18 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
         redirect_uris: uris,
         updated_at: now,
       });
-      await audit('client_secret_rotated', `client:${row.client_id}`);
+      await audit('client_secret_rotated', `client:${row.clientId}`);
       client = {
-        client_id: row.client_id,
+        client_id: row.clientId,
         client_secret: clientSecret,
         name: row.name,
-        site_url: row.site_url,
-        redirect_uris: row.redirect_uris,
+        site_url: row.siteUrl,
+        redirect_uris: row.redirectUris,
         wallet: row.wallet,
         created: false,
       };
     } else {
-      const created = await createClient(trx, ctx.clock, {
+      const created = await createClient(trx, ctx, {
         name: DEMO.clientName,
         siteUrl: DEMO.siteUrl,
         redirectUris: [...DEMO.redirectUris],

@@ -11,7 +11,7 @@ export const keyCommands: Command[] = [
       'Add a new id_token signing key, which signs from then on; older keys keep verifying until retired',
     options: {},
     run: async (ctx) => {
-      const key = await rotateSigningKey(ctx);
+      const key = await rotateSigningKey(ctx.db, ctx);
       const keys = await listSigningKeys(ctx.db);
       return {
         kid: key.kid,
@@ -36,7 +36,7 @@ export const keyCommands: Command[] = [
     options: {},
     positionals: 1,
     run: async (ctx, args) => {
-      const key = await retireSigningKey(ctx, args.positionals[0] ?? '');
+      const key = await retireSigningKey(ctx.db, ctx, args.positionals[0] ?? '');
       return {
         kid: key.kid,
         algorithm: key.algorithm,

@@ -12,7 +12,8 @@ import {
 } from '../modules/accounts/accounts.service.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
 import { listSignedInDevices, signOutDevice } from '../modules/mobile/mobile.service.js';
-import { listAuthorizedApps, revokeAppAccess } from '../modules/oauth/consents.repository.js';
+import { listAuthorizedApps } from '../modules/oauth/consents.repository.js';
+import { revokeAppAccess } from '../modules/oauth/consents.service.js';
 import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';
 import { rememberBrowser, trustedBrowser } from './device-cookie.js';

@@ -1,13 +1,13 @@
 import type { Kysely, Updateable } from 'kysely';
+import type { Context } from '../../context.js';
 import type { ClientsTable, Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { redirectUriProblem } from '../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { parseInput } from '../../lib/validation.js';
-import { endAccess } from '../oauth/oauth.repository.js';
+import { endAccess } from '../oauth/access.service.js';
+import type { Client } from './client.js';
 import {
-  type ClientRow,
   insertClient,
   listClients as listClientRows,
   lockClientByClientId,
@@ -22,16 +22,16 @@ import {
   updateClientSchema,
 } from './clients.schemas.js';
 
-export function presentClient(row: ClientRow): ClientView {
+export function presentClient(client: Client): ClientView {
   return {
-    client_id: row.client_id,
-    name: row.name,
-    site_url: row.site_url,
-    redirect_uris: row.redirect_uris,
-    wallet: row.wallet,
-    official_mobile: row.official_mobile,
-    disabled: row.disabled_at !== null,
-    created_at: row.created_at.toISOString(),
+    client_id: client.clientId,
+    name: client.name,
+    site_url: client.siteUrl,
+    redirect_uris: client.redirectUris,
+    wallet: client.wallet,
+    official_mobile: client.officialMobile,
+    disabled: client.disabledAt !== null,
+    created_at: client.createdAt.toISOString(),
   };
 }
 
@@ -41,12 +41,12 @@ export function presentClient(row: ClientRow): ClientView {
  */
 export async function createClient(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   input: CreateClientInput,
 ): Promise<ClientView & { client_secret: string }> {
   const data = parseInput(createClientSchema, input);
   const clientSecret = generateSecret('clientSecret');
-  const now = clock.now();
+  const now = ctx.clock.now();
   const row = await insertClient(db, {
     client_id: generateSecret('clientId'),
     secret_hash: hashSecret(clientSecret),
@@ -76,7 +76,7 @@ export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
  */
 export async function updateClient(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   clientId: string,
   input: UpdateClientInput,
 ): Promise<ClientView> {
@@ -84,23 +84,23 @@ export async function updateClient(
   return db.transaction().execute(async (trx) => {
     const row = await lockClientByClientId(trx, clientId);
     if (!row) throw new NotFound(`no client with client_id ${clientId}`);
-    const now = clock.now();
+    const now = ctx.clock.now();
     const changes: Updateable<ClientsTable> = {};
     if (data.name !== undefined) changes.name = data.name;
     if (data.wallet !== undefined) changes.wallet = data.wallet;
     if (data.officialMobile !== undefined) changes.official_mobile = data.officialMobile;
     // Disabling again keeps the first disabled_at.
-    if (data.disabled !== undefined) changes.disabled_at = data.disabled ? (row.disabled_at ?? now) : null;
+    if (data.disabled !== undefined) changes.disabled_at = data.disabled ? (row.disabledAt ?? now) : null;
 
     if (data.addRedirectUris.length > 0 || data.removeRedirectUris.length > 0) {
-      const uris = [...row.redirect_uris];
+      const uris = [...row.redirectUris];
       for (const uri of data.removeRedirectUris) {
         const index = uris.indexOf(uri);
         if (index === -1) throw new InvalidRequest(`redirect URI "${uri}" is not registered for this client`);
         uris.splice(index, 1);
       }
       for (const uri of data.addRedirectUris) {
-        const problem = redirectUriProblem(uri, row.site_url);
+        const problem = redirectUriProblem(uri, row.siteUrl);
         if (problem) throw new InvalidRequest(problem);
         if (!uris.includes(uri)) uris.push(uri);
       }
@@ -115,7 +115,7 @@ export async function updateClient(
 
     // A client disabled (say, its secret leaked) comes back, when enabled again, without the
     // tokens and codes it held: its users' remembered consents let it ask for new ones.
-    if (data.disabled === true && row.disabled_at === null) await endAccess(trx, { clientPk: row.id }, now);
+    if (data.disabled === true && row.disabledAt === null) await endAccess(trx, { clientPk: row.id }, now);
     if (Object.keys(changes).length === 0) return presentClient(row);
     return presentClient(await updateClientColumns(trx, row.id, { ...changes, updated_at: now }));
   });
@@ -128,7 +128,7 @@ export async function updateClient(
  */
 export async function rotateClientSecret(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   clientId: string,
 ): Promise<ClientView & { client_secret: string }> {
   const clientSecret = generateSecret('clientSecret');
@@ -137,7 +137,7 @@ export async function rotateClientSecret(
     if (!current) throw new NotFound(`no client with client_id ${clientId}`);
     return updateClientColumns(trx, current.id, {
       secret_hash: hashSecret(clientSecret),
-      updated_at: clock.now(),
+      updated_at: ctx.clock.now(),
     });
   });
   const { client_id, ...rest } = presentClient(row);

@@ -156,3 +156,15 @@ export function lockLiveDeviceOfUser(
     .forUpdate()
     .executeTakeFirst();
 }
+
+/** Signs out the app's devices of a user, a client, or both (their keys stop working too). */
+export async function signOutDevicesOf(
+  db: Kysely<Database>,
+  where: { userId?: number; clientPk?: number },
+  at: Date,
+): Promise<void> {
+  let query = db.updateTable('mobile_devices').set({ revoked_at: at }).where('revoked_at', 'is', null);
+  if (where.userId !== undefined) query = query.where('user_id', '=', where.userId);
+  if (where.clientPk !== undefined) query = query.where('client_pk', '=', where.clientPk);
+  await query.execute();
+}

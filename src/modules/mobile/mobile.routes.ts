@@ -6,7 +6,7 @@ import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-a
 import { tokensIssued } from '../../http/metrics.js';
 import { AccessDenied, ApiError } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
-import type { ClientRow } from '../clients/clients.repository.js';
+import type { Client } from '../clients/client.js';
 import {
   challengeBodySchema,
   challengeResponseSchema,
@@ -44,7 +44,7 @@ function noStore(reply: FastifyReply): void {
  */
 export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const clients = new WeakMap<FastifyRequest, ClientRow>();
+  const clients = new WeakMap<FastifyRequest, Client>();
   const tokens = new WeakMap<FastifyRequest, AccessTokenContext>();
 
   const requireOfficialClient = async (request: FastifyRequest): Promise<void> => {
@@ -58,7 +58,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     }
     tokens.set(request, token);
   };
-  const clientOf = (request: FastifyRequest): ClientRow => {
+  const clientOf = (request: FastifyRequest): Client => {
     const client = clients.get(request);
     if (!client) throw new Error('requireOfficialClient did not run on this route');
     return client;
@@ -107,7 +107,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         await auditRequest(deps.db, deps.ctx, request, {
           actor: `user:${String(session.user.id)}`,
           action: 'device_signed_in',
-          subject: `client:${clientOf(request).client_id}`,
+          subject: `client:${clientOf(request).clientId}`,
           details: { device_id: request.body.device_id },
         });
         return session;
@@ -165,7 +165,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       await auditRequest(deps.db, deps.ctx, request, {
         actor: `user:${token.userId}`,
         action: 'device_signed_out',
-        subject: `client:${clientOf(request).client_id}`,
+        subject: `client:${clientOf(request).clientId}`,
         details: { via: 'mobile logout', device_id: request.body.device_id },
       });
       return result;

@@ -7,8 +7,9 @@ import { hashSecret } from '../../lib/secrets.js';
 import { isUniqueViolation } from '../../lib/validation.js';
 import { findUserById } from '../accounts/accounts.repository.js';
 import { authenticate } from '../accounts/accounts.service.js';
-import { type ClientRow, findClientByClientId } from '../clients/clients.repository.js';
-import { findRefreshToken, insertGrant, markRefreshTokenRotated } from '../oauth/oauth.repository.js';
+import type { Client } from '../clients/client.js';
+import { findClientByClientId } from '../clients/clients.repository.js';
+import { findRefreshToken, insertGrant, markRefreshTokenRotated } from '../oauth/grants.repository.js';
 import { issueTokenSet } from '../oauth/tokens.service.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import {
@@ -52,7 +53,7 @@ const REFUSED =
  * @throws InvalidRequest when the body is not an object with a string client_id.
  * @throws AccessDenied for any client that is not the official app.
  */
-export async function officialClient(db: Kysely<Database>, body: unknown): Promise<ClientRow> {
+export async function officialClient(db: Kysely<Database>, body: unknown): Promise<Client> {
   const clientId = (body as { client_id?: unknown } | null | undefined)?.client_id;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidRequest('The body must be a JSON object.');
@@ -61,7 +62,7 @@ export async function officialClient(db: Kysely<Database>, body: unknown): Promi
     throw new InvalidRequest('client_id is required.');
   }
   const client = await findClientByClientId(db, clientId);
-  if (!client?.official_mobile || client.disabled_at !== null) {
+  if (!client?.officialMobile || client.disabledAt !== null) {
     throw new AccessDenied('This client may not use the mobile sign-in.');
   }
   return client;
@@ -89,7 +90,7 @@ function signedByKey(publicKey: string, signature: string, challenge: string, de
  */
 async function useChallenge(
   db: Kysely<Database>,
-  client: ClientRow,
+  client: Client,
   input: { challenge: string; device_id: string },
   now: Date,
 ): Promise<void> {
@@ -106,7 +107,7 @@ async function useChallenge(
 export async function issueChallenge(
   db: Kysely<Database>,
   ctx: Context,
-  client: ClientRow,
+  client: Client,
   input: ChallengeBody,
 ): Promise<{ ok: true; challenge: string; expires_in: number }> {
   const challenge = randomBytes(32).toString('base64url');
@@ -155,7 +156,7 @@ async function sessionResponse(
 export async function verifyDevice(
   db: Kysely<Database>,
   ctx: Context,
-  client: ClientRow,
+  client: Client,
   input: VerifyBody,
   label: string,
 ): Promise<SessionResponse> {
@@ -226,7 +227,7 @@ export async function verifyDevice(
 export async function refreshDevice(
   db: Kysely<Database>,
   ctx: Context,
-  client: ClientRow,
+  client: Client,
   input: RefreshBody,
 ): Promise<SessionResponse> {
   const now = ctx.clock.now();
@@ -241,16 +242,16 @@ export async function refreshDevice(
     const rotated = await markRefreshTokenRotated(trx, tokenHash, now);
     if (!rotated) {
       const known = await findRefreshToken(trx, tokenHash);
-      if (known?.rotated_at && known.grant_id === device.grant_id) {
+      if (known?.rotatedAt && known.grantId === device.grant_id) {
         // RFC 9700 §4.14.2: a rotated refresh token presented again has leaked.
         await revokeDevice(trx, device, now);
       }
       return { refused: true } as const;
     }
     if (
-      rotated.grant_id !== device.grant_id ||
-      rotated.grant_revoked_at !== null ||
-      rotated.expires_at.getTime() <= now.getTime()
+      rotated.grantId !== device.grant_id ||
+      rotated.grantRevokedAt !== null ||
+      rotated.expiresAt.getTime() <= now.getTime()
     ) {
       throw new InvalidGrant(REFUSED);
     }
@@ -279,7 +280,7 @@ export async function refreshDevice(
 export async function logoutDevice(
   db: Kysely<Database>,
   ctx: Context,
-  client: ClientRow,
+  client: Client,
   token: { grantId: number; userId: number },
   input: LogoutBody,
 ): Promise<{ ok: true }> {

@@ -3,8 +3,8 @@ import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
-import { presentUserinfo } from '../profiles/profile.presenter.js';
+import type { User } from '../accounts/user.js';
+import { type PresentableUser, presentUserinfo } from '../profiles/profile.presenter.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
 import { currentSigner, type Signer } from './keys.service.js';
 
@@ -12,7 +12,7 @@ import { currentSigner, type Signer } from './keys.service.js';
 export const ID_TOKEN_TTL_SECONDS = 3600;
 
 export interface IdTokenInput {
-  user: UserRow;
+  user: User;
   /** The client's public `client_id` (`pk_…`): the audience. */
   clientId: string;
   /** The granted scopes: they gate the profile claims exactly as userinfo does. */
@@ -50,9 +50,9 @@ export async function signIdToken(
   input: IdTokenInput,
   signer?: Signer,
 ): Promise<string> {
-  signer ??= await currentSigner({ db, clock: ctx.clock });
+  signer ??= await currentSigner(db, ctx);
   const iat = Math.floor(ctx.clock.now().getTime() / 1000);
-  const profile = presentUserinfo(input.user, input.scopes, ctx.config.PUBLIC_URL);
+  const profile = presentUserinfo(presentableUser(input.user), input.scopes, ctx.config.PUBLIC_URL);
   // The protocol claims come last: a profile field can never override them.
   const claims: Record<string, unknown> = {
     ...profile,
@@ -68,4 +68,22 @@ export async function signIdToken(
   return new SignJWT(claims)
     .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: signer.kid, typ: 'JWT' })
     .sign(signer.key);
+}
+
+/** A `User` in the shape `presentUserinfo` still reads (until it takes a `User` itself). */
+export function presentableUser(user: User): PresentableUser {
+  return {
+    id: user.id,
+    username: user.username,
+    display_name: user.displayName,
+    avatar_url: user.avatarUrl,
+    email: user.email,
+    email_verified: user.emailVerified,
+    verification_level: user.verificationLevel,
+    game_name: user.gameName,
+    game_url: user.gameUrl,
+    tag_label: user.tagLabel,
+    tag_kind: user.tagKind,
+    tag_slug: user.tagSlug,
+  };
 }

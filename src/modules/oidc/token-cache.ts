@@ -1,5 +1,5 @@
 import type { ChangeListener } from '../../db/change-feed.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { User } from '../accounts/user.js';
 
 /** What a valid access token grants: who, through which client, with which scopes. */
 export interface AccessTokenContext {
@@ -13,7 +13,7 @@ export interface AccessTokenContext {
   clientId: string;
   scopes: string[];
   expiresAt: Date;
-  user: UserRow;
+  user: User;
 }
 
 /** The longest an entry lives, in case an announcement were ever missed. */

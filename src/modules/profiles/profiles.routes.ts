@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../context.js';
 import { bearerContext, requireBearer } from '../../http/bearer-auth.js';
+import { presentableUser } from '../oidc/id-token.js';
 import { presentMe, presentUserinfo } from './profile.presenter.js';
 
 /** The presenter owns the fields (CONTRACT.md §5); these schemas only fix the envelope. */
@@ -22,7 +23,7 @@ export const profileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   /** The token owner's claims, gated by the token's granted scopes exactly as the id_token is. */
   const userinfo = (request: FastifyRequest) => {
     const context = bearerContext(request);
-    return presentUserinfo(context.user, context.scopes, deps.ctx.config.PUBLIC_URL);
+    return presentUserinfo(presentableUser(context.user), context.scopes, deps.ctx.config.PUBLIC_URL);
   };
 
   // OIDC Core §5.3.1: the UserInfo endpoint answers GET and POST.

@@ -11,8 +11,9 @@ import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Context } from '../../../src/context.js';
 import { openPostgres } from '../../../src/db/database.js';
-import { findUserById, type UserRow } from '../../../src/modules/accounts/accounts.repository.js';
+import { findUserById } from '../../../src/modules/accounts/accounts.repository.js';
 import { createUser } from '../../../src/modules/accounts/accounts.service.js';
+import { toUser, type User } from '../../../src/modules/accounts/user.js';
 import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { ALL_SCOPES } from '../../../src/modules/oauth/scopes.js';
 import { discoveryDocument } from '../../../src/modules/oidc/discovery.js';
@@ -32,8 +33,7 @@ import { createTestDatabase, usingPostgres } from '../../helpers/database.js';
 
 let t: TestApp;
 let ctx: Context;
-const keyDeps = () => ({ db: t.database.db, clock: t.clock });
-let user: UserRow;
+let user: User;
 let clientId: string;
 
 beforeAll(async () => {
@@ -47,12 +47,18 @@ beforeAll(async () => {
     displayName: 'Alice',
     verificationLevel: 2,
   });
-  user = (await findUserById(t.database.db, created.id)) as UserRow;
-  const registered = await createClient(t.database.db, t.clock, {
-    name: 'Shop',
-    siteUrl: 'https://shop.example',
-    redirectUris: ['https://shop.example/cb'],
-  });
+  const row = await findUserById(t.database.db, created.id);
+  if (!row) throw new Error('the user is gone');
+  user = toUser(row);
+  const registered = await createClient(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      name: 'Shop',
+      siteUrl: 'https://shop.example',
+      redirectUris: ['https://shop.example/cb'],
+    },
+  );
   clientId = registered.client_id;
 });
 afterAll(() => t.close());
@@ -312,7 +318,7 @@ describe('key rotation', () => {
     const before = await sign();
     const oldKid = decodeProtectedHeader(before).kid as string;
 
-    const rotated = await rotateSigningKey(keyDeps());
+    const rotated = await rotateSigningKey(t.database.db, ctx);
     expect(rotated.kid).not.toBe(oldKid);
     const after = await sign();
     expect(decodeProtectedHeader(after).kid).toBe(rotated.kid);
@@ -331,8 +337,8 @@ describe('key rotation', () => {
 
   it('orders a key rotated at the same instant after the previous one', async () => {
     // The test clock stands still: two rotations share a timestamp, and the second must still sign.
-    const first = await rotateSigningKey(keyDeps());
-    const second = await rotateSigningKey(keyDeps());
+    const first = await rotateSigningKey(t.database.db, ctx);
+    const second = await rotateSigningKey(t.database.db, ctx);
     expect(second.created_at.getTime()).toBeGreaterThan(first.created_at.getTime());
     expect(decodeProtectedHeader(await sign()).kid).toBe(second.kid);
   });
@@ -340,17 +346,19 @@ describe('key rotation', () => {
   it('retires a key: no longer published, its tokens stop verifying; the signer cannot be retired', async () => {
     const oldToken = await sign();
     const oldKid = decodeProtectedHeader(oldToken).kid as string;
-    const current = await rotateSigningKey(keyDeps());
+    const current = await rotateSigningKey(t.database.db, ctx);
 
-    await expect(retireSigningKey(keyDeps(), current.kid)).rejects.toMatchObject({
+    await expect(retireSigningKey(t.database.db, ctx, current.kid)).rejects.toMatchObject({
       error: 'invalid_request',
     });
-    await expect(retireSigningKey(keyDeps(), 'no-such-kid')).rejects.toMatchObject({ error: 'not_found' });
+    await expect(retireSigningKey(t.database.db, ctx, 'no-such-kid')).rejects.toMatchObject({
+      error: 'not_found',
+    });
 
-    const retired = await retireSigningKey(keyDeps(), oldKid);
+    const retired = await retireSigningKey(t.database.db, ctx, oldKid);
     expect(retired.retired_at).toEqual(t.clock.now());
     // Retiring twice changes nothing.
-    expect(await retireSigningKey(keyDeps(), oldKid)).toEqual(retired);
+    expect(await retireSigningKey(t.database.db, ctx, oldKid)).toEqual(retired);
 
     const jwks = await getJwks();
     expect(jwks.keys.map((key) => key.kid)).not.toContain(oldKid);
@@ -361,9 +369,9 @@ describe('key rotation', () => {
 
   it('another instance picks up a rotation after its cache TTL', async () => {
     let now = 0;
-    const otherInstance = new SigningKeyCache(keyDeps(), { monotonicNow: () => now });
+    const otherInstance = new SigningKeyCache(t.database.db, ctx, { monotonicNow: () => now });
     const before = await otherInstance.signer();
-    const rotated = await rotateSigningKey(keyDeps());
+    const rotated = await rotateSigningKey(t.database.db, ctx);
     // Within the TTL the other instance still signs with the previous key, which still verifies.
     now += SIGNER_TTL_MS - 1;
     expect((await otherInstance.signer()).kid).toBe(before.kid);
@@ -380,12 +388,12 @@ describe('ensureSigningKey', () => {
     const other = usingPostgres && database.url ? openPostgres({ url: database.url, poolMax: 2 }) : undefined;
     try {
       const dbs = [database.db, other?.db ?? database.db, database.db, other?.db ?? database.db];
-      const results = await Promise.all(dbs.map((db) => ensureSigningKey({ db, clock: t.clock })));
+      const results = await Promise.all(dbs.map((db) => ensureSigningKey(db, ctx)));
       const rows = await database.db.selectFrom('signing_keys').select('kid').execute();
       expect(rows).toHaveLength(1);
       for (const result of results) expect(result.kid).toBe(rows[0]?.kid);
       // Later calls find it and create nothing.
-      expect((await ensureSigningKey({ db: database.db, clock: t.clock })).kid).toBe(rows[0]?.kid);
+      expect((await ensureSigningKey(database.db, ctx)).kid).toBe(rows[0]?.kid);
       expect(await database.db.selectFrom('signing_keys').select('kid').execute()).toHaveLength(1);
     } finally {
       await other?.close();
@@ -417,7 +425,7 @@ describe('ensureSigningKey', () => {
         });
         // ...while instance B finds no key, generates one and must wait for the lock.
         let settled = false;
-        const instanceB = ensureSigningKey({ db: other.db, clock: t.clock }).finally(() => {
+        const instanceB = ensureSigningKey(other.db, ctx).finally(() => {
           settled = true;
         });
         for (let waited = 0; !settled && waited < 10_000; waited += 20) {
