@@ -19,11 +19,9 @@ import { credit } from '../modules/wallet/wallet.service.js';
 import type { Command, CommandContext } from './command.js';
 
 /**
- * `idp demo`: a demo site and a demo user, to try a sign-in on a development machine in one step
- * (examples/site runs against them). Running it again finds the same client and user: the client
- * by its name and first redirect URI, the user by its username. Secrets are stored only as hashes,
- * so every run issues a fresh client_secret (the previous one stops working) and sets the demo
- * password again. Refused with NODE_ENV=production: the password is published here.
+ * `idp demo`: a demo site and user for examples/site. A second run finds the same client (by name
+ * and first redirect URI) and user; secrets are stored only as hashes, so each run issues a fresh
+ * client_secret and sets the password again. Refused in production: the password is published here.
  */
 export const DEMO = {
   clientName: 'Demo site',

@@ -68,10 +68,8 @@ export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
 }
 
 /**
- * Changes a client (`idp clients update`): only the given fields change. Disabling sets
- * `disabled_at`, which the token checks read, and revokes its grants and deletes its unused codes,
- * so every token of the client stops working at once and stays stopped if it is enabled again.
- * A client keeps from 1 to 20 redirect URIs.
+ * Changes a client (`idp clients update`): only the given fields. Disabling ends its access
+ * (`endAccess`), so its tokens stay stopped if it is enabled again. 1 to 20 redirect URIs.
  * @throws NotFound for an unknown client_id; InvalidRequest for bad input.
  */
 export async function updateClient(

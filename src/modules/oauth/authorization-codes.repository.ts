@@ -72,13 +72,10 @@ export async function deleteUnredeemedCodes(
 const USER_SELECT = sql.join(USER_COLUMNS.map((column) => sql.ref(`u.${column}`)));
 
 /**
- * Redeems a code in ONE statement (RFC 6749 §4.1.3, RFC 7636 §4.6): it is marked used only if it
- * is unused, this client's, unexpired, for this redirect_uri, with the matching PKCE challenge
- * (`challenge` is S256 of the verifier, or null when none was sent), its user and client enabled
- * and its consent still standing; the grant, the access token and (with offline_access) the
- * refresh token are inserted by the same statement. It writes grants and tokens here rather than
- * through grants.repository because one round trip, atomic without a transaction, is the point
- * on the hot path. Undefined when any condition fails; nothing is written then.
+ * Redeems a code in ONE statement (RFC 6749 §4.1.3, RFC 7636 §4.6; `challenge` is S256 of the
+ * verifier, or null) and inserts its grant and tokens in the same statement: one atomic round trip
+ * on the hot path is why this writes grants and tokens here. Undefined when any condition fails
+ * (nothing is written; `findAuthorizationCode` tells which).
  */
 export async function redeemAuthorizationCode(
   db: Kysely<Database>,

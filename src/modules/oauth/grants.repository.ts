@@ -135,12 +135,10 @@ export async function insertRefreshToken(
 }
 
 /**
- * RFC 6749 §6 with rotation, in one statement (one round trip, atomic on its own): uses up the
- * refresh token and issues the new access and refresh tokens under its grant, only if the token is
- * unused, unrevoked and unexpired, of this client, of a live grant and user, not a mobile device's,
- * and `scopes` (a narrower set, or null for the grant's) are within the grant. Undefined when any
- * rule refused (nothing was written; `findRefreshToken` tells which). A concurrent second use
- * waits on the row lock, then finds the token rotated. Reads users and mobile_devices (read-only).
+ * RFC 6749 §6 with rotation, in one atomic statement: uses the refresh token up and issues the new
+ * pair under its grant, if every rule holds (`scopes`: a narrower set, or null for the grant's).
+ * Undefined when one refused (nothing written; `findRefreshToken` tells which). A concurrent
+ * second use waits on the row lock, then finds it rotated. Reads users and mobile_devices.
  */
 export async function rotateRefreshToken(
   db: Kysely<Database>,

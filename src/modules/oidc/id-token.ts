@@ -34,15 +34,10 @@ export function accessTokenHash(accessToken: string): string {
 }
 
 /**
- * Signs an id_token (RS256, header `kid`) with the current signing key, creating the first key if
- * none exists yet. Claims: `iss` (PUBLIC_URL exactly), `sub`, `aud`, `iat`, `exp`, `auth_time`,
- * `nonce` when given, `at_hash` when an access token is given, and the profile claims the scopes
- * release (the same presenter as userinfo, so an e-mail the user withheld appears nowhere).
- *
- * `db` may be the transaction the caller issues the tokens in: the key is then read in it
- * (one small query). Never pass the root handle while inside a transaction on PGlite: a query on
- * it waits for that transaction forever. A caller that took the `signer` from `currentSigner`
- * before its transaction passes it, and signing costs no query at all.
+ * Signs an id_token (RS256, header `kid`; OIDC Core §2): the profile claims come from the same
+ * presenter as userinfo, so a withheld e-mail appears nowhere. Inside a transaction pass `trx`
+ * (on PGlite the root handle would wait for it forever), or a `signer` taken before it: then
+ * signing costs no query.
  */
 export async function signIdToken(
   db: Kysely<Database>,

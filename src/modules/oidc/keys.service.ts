@@ -223,11 +223,9 @@ function importSigningKey(row: SigningKeyRow): Promise<CryptoKey> {
 export const SIGNER_TTL_MS = 60_000;
 
 /**
- * Which key signs, for one database, cached in the process so that signing an id_token costs no
- * query. It is reloaded after `ttlMs` (a rotation by another instance or by the CLI against
- * PostgreSQL is picked up within a minute) and at once after a rotation in this process (the CLI
- * through the control socket included). The key it held keeps verifying meanwhile, since a
- * rotation never retires the previous key, and the JWKS is read fresh (see `readJwks`).
+ * Which key signs, for one database, cached so that signing costs no query. Reloaded after `ttlMs`
+ * (a rotation elsewhere is seen within a minute) and at once after a rotation in this process; the
+ * key it held keeps verifying meanwhile, as a rotation never retires the previous key.
  */
 export class SigningKeyCache {
   private loading: Promise<Signer> | undefined;
