@@ -153,7 +153,7 @@ export async function rotateRefreshToken(
     refreshExpiresAt: Date;
   },
 ): Promise<{ grantId: number; userId: number; scopes: string[] } | undefined> {
-  const result = await sql<{ grant_id: number; user_id: number; scopes: string[] }>`
+  const result = await sql<{ grantId: number; userId: number; scopes: string[] }>`
     with rotated as (
       update refresh_tokens r set rotated_at = ${input.now}
       from grants g join users u on u.id = g.user_id
@@ -175,9 +175,8 @@ export async function rotateRefreshToken(
       insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
       select ${input.refreshTokenHash}, grant_id, ${input.now}, ${input.refreshExpiresAt} from rotated
     )
-    select grant_id, user_id, scopes from rotated`.execute(db);
-  const row = result.rows[0];
-  return row && { grantId: row.grant_id, userId: row.user_id, scopes: row.scopes };
+    select grant_id as "grantId", user_id as "userId", scopes from rotated`.execute(db);
+  return result.rows[0];
 }
 
 /** Marks a refresh token used (rotated) and answers it with its grant, when it was unused and unrevoked. */

@@ -13,10 +13,7 @@ import {
   type TestUser,
 } from '../../helpers/oauth.js';
 
-/**
- * The browser side of the flow through the real routes: sign-in, consent, remembered consent,
- * prompt values, deny, the e-mail checkbox, and what revoking and disabling do.
- */
+// The browser side of the flow through the real routes, up to what revoking and disabling do.
 let t: TestApp;
 let client: TestClient;
 let user: TestUser;

@@ -168,8 +168,8 @@ export async function checkAuthorizeRequest(
   db: Kysely<Database>,
   query: Query,
 ): Promise<AuthorizationRequest> {
-  const client = await checkClient(db, query);
-  const redirectUri = checkRedirectUri(query, client);
+  const client = await checkClient(db, query); // RFC 6749 §4.1.2.1: no redirect before the client is known
+  const redirectUri = checkRedirectUri(query, client); // RFC 6749 §3.1.2.3, RFC 8252 §7.3: registered
   const rawState = typeof query.state === 'string' ? query.state : undefined;
   const fail: Fail = (error) => {
     throw new AuthorizeRedirectError(error, redirectUri, rawState);
