@@ -79,11 +79,11 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
     if (existing) {
       const uris = [...new Set([...existing.redirectUris, ...DEMO.redirectUris])].slice(0, MAX_REDIRECT_URIS);
       const row = await updateClientColumns(trx, existing.id, {
-        secret_hash: hashSecret(clientSecret),
+        secretHash: hashSecret(clientSecret),
         wallet: true,
-        disabled_at: null,
-        redirect_uris: uris,
-        updated_at: now,
+        disabledAt: null,
+        redirectUris: uris,
+        updatedAt: now,
       });
       await audit('client_secret_rotated', `client:${row.clientId}`);
       client = {

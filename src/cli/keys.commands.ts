@@ -16,7 +16,7 @@ export const keyCommands: Command[] = [
       return {
         kid: key.kid,
         algorithm: key.algorithm,
-        created_at: key.created_at.toISOString(),
+        created_at: key.createdAt.toISOString(),
         verifying_kids: keys.filter((k) => k.retired_at === null).map((k) => k.kid),
       };
     },
@@ -40,8 +40,8 @@ export const keyCommands: Command[] = [
       return {
         kid: key.kid,
         algorithm: key.algorithm,
-        created_at: key.created_at.toISOString(),
-        retired_at: key.retired_at ? key.retired_at.toISOString() : null,
+        created_at: key.createdAt.toISOString(),
+        retired_at: key.retiredAt ? key.retiredAt.toISOString() : null,
       };
     },
   },

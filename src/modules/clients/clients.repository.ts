@@ -1,11 +1,4 @@
-import {
-  type Insertable,
-  type Kysely,
-  type Selectable,
-  sql,
-  type Transaction,
-  type Updateable,
-} from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { ClientsTable, Database } from '../../db/schema.js';
 import { type Client, toClient } from './client.js';
 
@@ -16,8 +9,40 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
   return { ...toClient(row), secretHash: row.secret_hash };
 }
 
-export async function insertClient(db: Kysely<Database>, client: Insertable<ClientsTable>): Promise<Client> {
-  return toClient(await db.insertInto('clients').values(client).returningAll().executeTakeFirstOrThrow());
+/** What a client is registered with; only the secret's hash is stored (CONTRACT.md §3). */
+export type NewClient = Pick<
+  Client,
+  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
+> & {
+  secretHash: string;
+  at: Date;
+};
+
+/** What may change of a client; `updatedAt` always does. */
+export type ClientChanges = Partial<
+  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
+> & {
+  secretHash?: string;
+  updatedAt: Date;
+};
+
+export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<Client> {
+  const row = await db
+    .insertInto('clients')
+    .values({
+      client_id: client.clientId,
+      secret_hash: client.secretHash,
+      name: client.name,
+      site_url: client.siteUrl,
+      redirect_uris: client.redirectUris,
+      wallet: client.wallet,
+      official_mobile: client.officialMobile,
+      created_at: client.at,
+      updated_at: client.at,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toClient(row);
 }
 
 export async function listClients(db: Kysely<Database>): Promise<Client[]> {
@@ -86,20 +111,26 @@ export async function lockClientByClientId(
   return row && toClient(row);
 }
 
-/** Writes the given columns of one client and returns it as it is now. */
+/** Writes the given changes of one client and returns it as it is now. */
 export async function updateClientColumns(
   db: Kysely<Database>,
   id: number,
-  changes: Updateable<ClientsTable>,
+  changes: ClientChanges,
 ): Promise<Client> {
-  return toClient(
-    await db
-      .updateTable('clients')
-      .set(changes)
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow(),
-  );
+  const set: Updateable<ClientsTable> = { updated_at: changes.updatedAt };
+  if (changes.name !== undefined) set.name = changes.name;
+  if (changes.redirectUris !== undefined) set.redirect_uris = changes.redirectUris;
+  if (changes.wallet !== undefined) set.wallet = changes.wallet;
+  if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
+  if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
+  if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
+  const row = await db
+    .updateTable('clients')
+    .set(set)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toClient(row);
 }
 
 /** Serializes `idp demo` runs until the transaction ends (a fixed advisory lock key). */

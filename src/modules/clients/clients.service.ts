@@ -1,6 +1,6 @@
-import type { Kysely, Updateable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
-import type { ClientsTable, Database } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { redirectUriProblem } from '../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
@@ -8,6 +8,7 @@ import { parseInput } from '../../lib/validation.js';
 import { endAccess } from '../oauth/access.service.js';
 import type { Client } from './client.js';
 import {
+  type ClientChanges,
   insertClient,
   listClients as listClientRows,
   lockClientByClientId,
@@ -48,15 +49,14 @@ export async function createClient(
   const clientSecret = generateSecret('clientSecret');
   const now = ctx.clock.now();
   const row = await insertClient(db, {
-    client_id: generateSecret('clientId'),
-    secret_hash: hashSecret(clientSecret),
+    clientId: generateSecret('clientId'),
+    secretHash: hashSecret(clientSecret),
     name: data.name,
-    site_url: data.siteUrl,
-    redirect_uris: [...new Set(data.redirectUris)],
+    siteUrl: data.siteUrl,
+    redirectUris: [...new Set(data.redirectUris)],
     wallet: data.wallet,
-    official_mobile: data.officialMobile,
-    created_at: now,
-    updated_at: now,
+    officialMobile: data.officialMobile,
+    at: now,
   });
   const view = presentClient(row);
   const { client_id, ...rest } = view;
@@ -83,12 +83,12 @@ export async function updateClient(
     const row = await lockClientByClientId(trx, clientId);
     if (!row) throw new NotFound(`no client with client_id ${clientId}`);
     const now = ctx.clock.now();
-    const changes: Updateable<ClientsTable> = {};
+    const changes: Omit<ClientChanges, 'updatedAt'> = {};
     if (data.name !== undefined) changes.name = data.name;
     if (data.wallet !== undefined) changes.wallet = data.wallet;
-    if (data.officialMobile !== undefined) changes.official_mobile = data.officialMobile;
+    if (data.officialMobile !== undefined) changes.officialMobile = data.officialMobile;
     // Disabling again keeps the first disabled_at.
-    if (data.disabled !== undefined) changes.disabled_at = data.disabled ? (row.disabledAt ?? now) : null;
+    if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 
     if (data.addRedirectUris.length > 0 || data.removeRedirectUris.length > 0) {
       const uris = [...row.redirectUris];
@@ -108,14 +108,14 @@ export async function updateClient(
         );
       if (uris.length > MAX_REDIRECT_URIS)
         throw new InvalidRequest(`a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`);
-      changes.redirect_uris = uris;
+      changes.redirectUris = uris;
     }
 
     // A client disabled (say, its secret leaked) comes back, when enabled again, without the
     // tokens and codes it held: its users' remembered consents let it ask for new ones.
     if (data.disabled === true && row.disabledAt === null) await endAccess(trx, { clientPk: row.id }, now);
     if (Object.keys(changes).length === 0) return presentClient(row);
-    return presentClient(await updateClientColumns(trx, row.id, { ...changes, updated_at: now }));
+    return presentClient(await updateClientColumns(trx, row.id, { ...changes, updatedAt: now }));
   });
 }
 
@@ -134,8 +134,8 @@ export async function rotateClientSecret(
     const current = await lockClientByClientId(trx, clientId);
     if (!current) throw new NotFound(`no client with client_id ${clientId}`);
     return updateClientColumns(trx, current.id, {
-      secret_hash: hashSecret(clientSecret),
-      updated_at: ctx.clock.now(),
+      secretHash: hashSecret(clientSecret),
+      updatedAt: ctx.clock.now(),
     });
   });
   const { client_id, ...rest } = presentClient(row);

@@ -20,7 +20,7 @@ import {
   lockSigningKeys,
   retireKey,
   SIGNING_ALGORITHM,
-  type SigningKeyRow,
+  type SigningKey,
 } from './keys.repository.js';
 
 // id_token signing keys (CONTRACT.md §5) live in the database, so that every instance signs with
@@ -76,8 +76,8 @@ async function generateSigningKey(): Promise<GeneratedKey> {
 }
 
 /** The stored public JWK (jsonb: an object on both drivers; a string is tolerated). */
-function publicJwkOf(row: Pick<SigningKeyRow, 'kid' | 'public_jwk'>): PublicJwk {
-  const stored = (typeof row.public_jwk === 'string' ? JSON.parse(row.public_jwk) : row.public_jwk) as JWK;
+function publicJwkOf(row: Pick<SigningKey, 'kid' | 'publicJwk'>): PublicJwk {
+  const stored = (typeof row.publicJwk === 'string' ? JSON.parse(row.publicJwk) : row.publicJwk) as JWK;
   return {
     kty: 'RSA',
     n: stored.n as string,
@@ -92,9 +92,9 @@ function toInsertable(key: GeneratedKey, createdAt: Date) {
   return {
     kid: key.kid,
     algorithm: SIGNING_ALGORITHM,
-    private_key_pem: key.privateKeyPem,
-    public_jwk: JSON.stringify(key.publicJwk),
-    created_at: createdAt,
+    privateKeyPem: key.privateKeyPem,
+    publicJwk: JSON.stringify(key.publicJwk),
+    createdAt,
   };
 }
 
@@ -112,7 +112,7 @@ function inTransaction<T>(
  * lock (it takes ~150 ms), then inserted under the table lock only if there is still no key, so
  * every instance ends up with the same single key. `db` may be a transaction: the work then joins it.
  */
-export async function ensureSigningKey(db: Kysely<Database>, ctx: Context): Promise<SigningKeyRow> {
+export async function ensureSigningKey(db: Kysely<Database>, ctx: Context): Promise<SigningKey> {
   const existing = await findSigningKey(db);
   if (existing) return existing;
   const generated = await generateSigningKey();
@@ -129,16 +129,14 @@ export async function ensureSigningKey(db: Kysely<Database>, ctx: Context): Prom
  * The new key's `created_at` is later than every other key's, also when the clock stands still
  * (a test clock) or lags behind another instance's, so it is the newest on every instance.
  */
-export async function rotateSigningKey(db: Kysely<Database>, ctx: Context): Promise<SigningKeyRow> {
+export async function rotateSigningKey(db: Kysely<Database>, ctx: Context): Promise<SigningKey> {
   const generated = await generateSigningKey();
   const row = await inTransaction(db, async (trx) => {
     await lockSigningKeys(trx);
     const newest = await findSigningKey(trx);
     const now = ctx.clock.now();
     const createdAt =
-      newest && newest.created_at.getTime() >= now.getTime()
-        ? new Date(newest.created_at.getTime() + 1)
-        : now;
+      newest && newest.createdAt.getTime() >= now.getTime() ? new Date(newest.createdAt.getTime() + 1) : now;
     return insertSigningKey(trx, toInsertable(generated, createdAt));
   });
   invalidateSigningKeyCache(db);
@@ -149,16 +147,12 @@ export async function rotateSigningKey(db: Kysely<Database>, ctx: Context): Prom
  * Retires a key: it is no longer published, so id_tokens it signed stop verifying. The key that
  * signs cannot be retired (rotate first), so there is always a signer.
  */
-export async function retireSigningKey(
-  db: Kysely<Database>,
-  ctx: Context,
-  kid: string,
-): Promise<SigningKeyRow> {
+export async function retireSigningKey(db: Kysely<Database>, ctx: Context, kid: string): Promise<SigningKey> {
   const row = await inTransaction(db, async (trx) => {
     await lockSigningKeys(trx);
     const key = await findKey(trx, kid);
     if (!key) throw new NotFound(`no signing key with kid "${kid}"`);
-    if (key.retired_at) return key;
+    if (key.retiredAt) return key;
     if ((await findSigningKey(trx))?.kid === kid) {
       throw new InvalidRequest(`key "${kid}" signs new id_tokens; rotate first, then retire it`);
     }
@@ -171,12 +165,12 @@ export async function retireSigningKey(
 /** Every key for the operator, newest first, without private parts. */
 export async function listSigningKeys(db: Kysely<Database>): Promise<SigningKeyView[]> {
   const rows = await listAllKeys(db);
-  const signer = rows.find((row) => row.retired_at === null && row.algorithm === SIGNING_ALGORITHM);
+  const signer = rows.find((row) => row.retiredAt === null && row.algorithm === SIGNING_ALGORITHM);
   return rows.map((row) => ({
     kid: row.kid,
     algorithm: row.algorithm,
-    created_at: row.created_at.toISOString(),
-    retired_at: row.retired_at ? row.retired_at.toISOString() : null,
+    created_at: row.createdAt.toISOString(),
+    retired_at: row.retiredAt ? row.retiredAt.toISOString() : null,
     signing: row.kid === signer?.kid,
   }));
 }
@@ -208,11 +202,11 @@ export interface Signer {
 const importedKeys = new Map<string, Promise<CryptoKey>>();
 const MAX_IMPORTED_KEYS = 64;
 
-function importSigningKey(row: SigningKeyRow): Promise<CryptoKey> {
+function importSigningKey(row: SigningKey): Promise<CryptoKey> {
   let key = importedKeys.get(row.kid);
   if (!key) {
     if (importedKeys.size >= MAX_IMPORTED_KEYS) importedKeys.clear();
-    key = importPKCS8(row.private_key_pem, SIGNING_ALGORITHM);
+    key = importPKCS8(row.privateKeyPem, SIGNING_ALGORITHM);
     importedKeys.set(row.kid, key);
     key.catch(() => importedKeys.delete(row.kid));
   }

@@ -142,7 +142,7 @@ describe('key rotation', () => {
     // The test clock stands still: two rotations share a timestamp, and the second must still sign.
     const first = await rotateSigningKey(t.database.db, ctx);
     const second = await rotateSigningKey(t.database.db, ctx);
-    expect(second.created_at.getTime()).toBeGreaterThan(first.created_at.getTime());
+    expect(second.createdAt.getTime()).toBeGreaterThan(first.createdAt.getTime());
     expect(decodeProtectedHeader(await sign()).kid).toBe(second.kid);
   });
 
@@ -159,7 +159,7 @@ describe('key rotation', () => {
     });
 
     const retired = await retireSigningKey(t.database.db, ctx, oldKid);
-    expect(retired.retired_at).toEqual(t.clock.now());
+    expect(retired.retiredAt).toEqual(t.clock.now());
     // Retiring twice changes nothing.
     expect(await retireSigningKey(t.database.db, ctx, oldKid)).toEqual(retired);
 
@@ -221,9 +221,9 @@ describe('ensureSigningKey', () => {
           return insertSigningKey(trx, {
             kid: 'instance-a-key',
             algorithm: 'RS256',
-            private_key_pem: 'unused',
-            public_jwk: JSON.stringify({ kty: 'RSA', n: 'AQAB', e: 'AQAB' }),
-            created_at: t.clock.now(),
+            privateKeyPem: 'unused',
+            publicJwk: JSON.stringify({ kty: 'RSA', n: 'AQAB', e: 'AQAB' }),
+            createdAt: t.clock.now(),
           });
         });
         // ...while instance B finds no key, generates one and must wait for the lock.
