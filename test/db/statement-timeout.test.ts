@@ -44,16 +44,13 @@ describe.skipIf(!usingPostgres)('the statement timeout', () => {
       username: 'locked_out',
       password: 'a long enough password',
     });
-    const shop = await createClient(
-      database.db,
-      { config: testConfig(), clock: systemClock },
-      {
-        name: 'Shop',
-        siteUrl: 'https://shop.example',
-        redirectUris: ['https://shop.example/cb'],
-        wallet: true,
-      },
-    );
+    const ctx = { config: testConfig(), clock: systemClock };
+    const shop = await createClient(database.db, ctx, {
+      name: 'Shop',
+      siteUrl: 'https://shop.example',
+      redirectUris: ['https://shop.example/cb'],
+      wallet: true,
+    });
     await credit(database.db, systemClock, 'locked_out', { amount: 10 });
     const token = await insertAccessToken(database.db, {
       userId: user.id,

@@ -11,6 +11,7 @@ import { createClient } from '../../src/modules/clients/clients.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import type { Locale } from '../../src/web/i18n.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { depsOf } from '../helpers/oauth.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
 
 /**
@@ -218,26 +219,18 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
       emailVerified: true,
       displayName: user.displayName,
     });
-    const client = await createClient(
-      db,
-      { config: t.config, clock: t.clock },
-      {
-        name: 'Northwind Games',
-        siteUrl: 'https://games.example',
-        redirectUris: [redirectUri],
-      },
-    );
+    const client = await createClient(db, depsOf(t).ctx, {
+      name: 'Northwind Games',
+      siteUrl: 'https://games.example',
+      redirectUris: [redirectUri],
+    });
     clientId = client.client_id;
     // The account page lists what alice allowed, and where the mobile app is signed in.
-    const forum = await createClient(
-      db,
-      { config: t.config, clock: t.clock },
-      {
-        name: 'Tea Party Forum',
-        siteUrl: 'https://forum.example',
-        redirectUris: ['https://forum.example/callback'],
-      },
-    );
+    const forum = await createClient(db, depsOf(t).ctx, {
+      name: 'Tea Party Forum',
+      siteUrl: 'https://forum.example',
+      redirectUris: ['https://forum.example/callback'],
+    });
     const pkOf = async (id: string) =>
       (await db.selectFrom('clients').select('id').where('client_id', '=', id).executeTakeFirstOrThrow()).id;
     const forumPk = await pkOf(forum.client_id);

@@ -3,7 +3,15 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { hiddenFields } from '../helpers/html.js';
-import { basic, exchangeCode, makeClient, makeUser, mintCode, type TestClient } from '../helpers/oauth.js';
+import {
+  basic,
+  depsOf,
+  exchangeCode,
+  makeClient,
+  makeUser,
+  mintCode,
+  type TestClient,
+} from '../helpers/oauth.js';
 
 /**
  * Every route of the catalogue, driven with generated requests: NUL, lone surrogates, invalid
@@ -550,16 +558,12 @@ beforeAll(async () => {
   const user = await makeUser(t);
   const client = await makeClient(t, { wallet: true });
   const { createClient } = await import('../../src/modules/clients/clients.service.js');
-  const mobile = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Official app',
-      siteUrl: 'https://app.example',
-      redirectUris: ['https://app.example/cb'],
-      officialMobile: true,
-    },
-  );
+  const mobile = await createClient(t.database.db, depsOf(t).ctx, {
+    name: 'Official app',
+    siteUrl: 'https://app.example',
+    redirectUris: ['https://app.example/cb'],
+    officialMobile: true,
+  });
   // Bearer tokens of another client: the generated requests revoke the first client's grants.
   const bearerClient = await makeClient(t, { wallet: true });
   const tokenOf = async (scopes: string[], of: TestClient = bearerClient) => {

@@ -7,6 +7,7 @@ import { expectApiError } from '../helpers/assertions.js';
 import { hiddenFields } from '../helpers/html.js';
 import {
   basic,
+  depsOf,
   exchangeCode,
   makeClient,
   makeUser,
@@ -29,16 +30,12 @@ beforeAll(async () => {
   t = await createTestApp();
   client = await makeClient(t);
   user = await makeUser(t);
-  const mobile = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Official app',
-      siteUrl: 'https://app.example',
-      redirectUris: ['https://app.example/cb'],
-      officialMobile: true,
-    },
-  );
+  const mobile = await createClient(t.database.db, depsOf(t).ctx, {
+    name: 'Official app',
+    siteUrl: 'https://app.example',
+    redirectUris: ['https://app.example/cb'],
+    officialMobile: true,
+  });
   mobileClientId = mobile.client_id;
   const tokens = await exchangeCode(
     t.app,

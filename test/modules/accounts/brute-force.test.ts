@@ -4,7 +4,7 @@ import { authenticate } from '../../../src/modules/accounts/accounts.service.js'
 import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser } from '../../helpers/browser.js';
-import { makeUser } from '../../helpers/oauth.js';
+import { depsOf, makeUser } from '../../helpers/oauth.js';
 
 /*
  * Brute force: every check of an account's password takes a numbered slot in the database first,
@@ -37,16 +37,12 @@ async function signInPage(username: string, password: string, browser = new Brow
 
 /** The official app on a phone with its own key: `verify(deviceId, username, password)` through the mobile routes. */
 async function officialApp() {
-  const app = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Official app',
-      siteUrl: 'https://id.example',
-      redirectUris: ['https://id.example/app'],
-      officialMobile: true,
-    },
-  );
+  const app = await createClient(t.database.db, depsOf(t).ctx, {
+    name: 'Official app',
+    siteUrl: 'https://id.example',
+    redirectUris: ['https://id.example/app'],
+    officialMobile: true,
+  });
   const keys = generateKeyPairSync('ed25519');
   return async (deviceId: string, username: string, password: string) => {
     const challenge = (

@@ -9,6 +9,7 @@ import { expectApiError } from '../../helpers/assertions.js';
 import { Browser } from '../../helpers/browser.js';
 import {
   basic,
+  depsOf,
   exchangeCode,
   makeClient,
   makeUser,
@@ -32,16 +33,12 @@ let alice: TestUser;
 
 beforeAll(async () => {
   t = await createTestApp();
-  const official = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Official app',
-      siteUrl: 'https://id.example',
-      redirectUris: ['https://id.example/app'],
-      officialMobile: true,
-    },
-  );
+  const official = await createClient(t.database.db, depsOf(t).ctx, {
+    name: 'Official app',
+    siteUrl: 'https://id.example',
+    redirectUris: ['https://id.example/app'],
+    officialMobile: true,
+  });
   appClientId = official.client_id;
   appClientSecret = official.client_secret;
   thirdParty = await makeClient(t);
@@ -519,21 +516,15 @@ describe('only the official app', () => {
   });
 
   it('refuses the official client once it is disabled', async () => {
-    const spare = await createClient(
-      t.database.db,
-      { config: t.config, clock: t.clock },
-      {
-        name: 'Spare app',
-        siteUrl: 'https://id.example',
-        redirectUris: ['https://id.example/spare'],
-        officialMobile: true,
-      },
-    );
+    const spare = await createClient(t.database.db, depsOf(t).ctx, {
+      name: 'Spare app',
+      siteUrl: 'https://id.example',
+      redirectUris: ['https://id.example/spare'],
+      officialMobile: true,
+    });
     const phone = new Phone(spare.client_id);
     await phone.challenge();
-    await updateClient(t.database.db, { config: t.config, clock: t.clock }, spare.client_id, {
-      disabled: true,
-    });
+    await updateClient(t.database.db, depsOf(t).ctx, spare.client_id, { disabled: true });
     expectApiError(
       await post('/api/v1/mobile/challenge', { client_id: spare.client_id, device_id: phone.deviceId }),
       403,

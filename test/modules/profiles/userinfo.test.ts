@@ -4,6 +4,7 @@ import { createUser } from '../../../src/modules/accounts/accounts.service.js';
 import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
+import { depsOf } from '../../helpers/oauth.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /*
@@ -28,15 +29,11 @@ beforeAll(async () => {
     verificationLevel: 1,
   });
   userId = user.id;
-  const client = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Shop',
-      siteUrl: 'https://shop.example',
-      redirectUris: ['https://shop.example/cb'],
-    },
-  );
+  const client = await createClient(t.database.db, depsOf(t).ctx, {
+    name: 'Shop',
+    siteUrl: 'https://shop.example',
+    redirectUris: ['https://shop.example/cb'],
+  });
   clientId = client.client_id;
 });
 afterAll(() => t.close());

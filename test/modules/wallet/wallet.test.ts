@@ -6,7 +6,7 @@ import { revokeAppAccess } from '../../../src/modules/oauth/consents.service.js'
 import { credit, verifyLedger } from '../../../src/modules/wallet/wallet.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
-import { makeClient, makeUser, type TestClient } from '../../helpers/oauth.js';
+import { depsOf, makeClient, makeUser, type TestClient } from '../../helpers/oauth.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /*
@@ -146,14 +146,10 @@ describe('access', () => {
     const user = await holder(10, outlet);
     expect(await balanceOf(user.token)).toBe(10);
     // The operator's CLI is another process: the change counts once the database announced it.
-    await updateClient(t.database.db, { config: t.config, clock: t.clock }, outlet.clientId, {
-      wallet: false,
-    });
+    await updateClient(t.database.db, depsOf(t).ctx, outlet.clientId, { wallet: false });
     await t.sync();
     for (const route of ROUTES) expectApiError(await call(route, user.token), 403, 'access_denied');
-    await updateClient(t.database.db, { config: t.config, clock: t.clock }, outlet.clientId, {
-      wallet: true,
-    });
+    await updateClient(t.database.db, depsOf(t).ctx, outlet.clientId, { wallet: true });
     await t.sync();
     expect((await charge(user.token, order(1))).statusCode).toBe(201);
   });
