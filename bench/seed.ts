@@ -10,8 +10,9 @@ import type { Database } from '../src/db/schema.js';
 import { systemClock } from '../src/lib/clock.js';
 import { generateSecret, hashSecret } from '../src/lib/secrets.js';
 import { createUser } from '../src/modules/accounts/accounts.service.js';
+import { findClientByClientId } from '../src/modules/clients/clients.repository.js';
 import { createClient } from '../src/modules/clients/clients.service.js';
-import { insertGrant } from '../src/modules/oauth/oauth.repository.js';
+import { insertGrant } from '../src/modules/oauth/grants.repository.js';
 import { normalizeScopes } from '../src/modules/oauth/scopes.js';
 import { issueTokenSet } from '../src/modules/oauth/tokens.service.js';
 import { credit } from '../src/modules/wallet/wallet.service.js';
@@ -36,27 +37,22 @@ export async function seedService(
   ctx: Context,
   options: { tokensPerUser: number },
 ): Promise<Seeded> {
-  const created = await createClient(db, systemClock, {
+  const seedContext: Context = { config: ctx.config, clock: systemClock };
+  const created = await createClient(db, seedContext, {
     name: 'Bench',
     siteUrl: 'https://bench.example',
     redirectUris: [REDIRECT_URI],
   });
-  const clientRow = await db
-    .selectFrom('clients')
-    .select('id')
-    .where('client_id', '=', created.client_id)
-    .executeTakeFirstOrThrow();
-  const shop = await createClient(db, systemClock, {
+  const clientRow = await findClientByClientId(db, created.client_id);
+  if (!clientRow) throw new Error('the bench client is gone');
+  const shop = await createClient(db, seedContext, {
     name: 'Bench shop',
     siteUrl: 'https://shop.bench.example',
     redirectUris: ['https://shop.bench.example/cb'],
     wallet: true,
   });
-  const shopRow = await db
-    .selectFrom('clients')
-    .select('id')
-    .where('client_id', '=', shop.client_id)
-    .executeTakeFirstOrThrow();
+  const shopRow = await findClientByClientId(db, shop.client_id);
+  if (!shopRow) throw new Error('the bench client is gone');
 
   /** An access token as the token endpoint issues it, for a grant of `scopes`. */
   const issueAccessToken = (userId: number, clientPk: number, scopes: string[]) =>

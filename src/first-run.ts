@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from './db/schema.js';
+import { hasAnyClient } from './modules/clients/clients.repository.js';
 
 /** Where the plain lines go: the process's stdout, or a stand-in in tests. */
 export interface HintOutput {
@@ -10,7 +11,7 @@ export interface HintOutput {
 
 /** Whether the database has no client at all, so that a first-run hint is worth printing. */
 export async function hasNoClient(db: Kysely<Database>): Promise<boolean> {
-  return (await db.selectFrom('clients').select('id').limit(1).executeTakeFirst()) === undefined;
+  return !(await hasAnyClient(db));
 }
 
 /**

@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   const applied = await migrateToLatest(database.db);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
   // The first id_token signing key, made now rather than on the first sign-in (~200 ms of key generation).
-  await ensureSigningKey({ db: database.db, clock: systemClock });
+  await ensureSigningKey(database.db, { config, clock: systemClock });
 
   // Tokens and clients kept in memory, forgotten at once when the database announces a change.
   const tokenCache = new AccessTokenCache({

@@ -29,7 +29,7 @@ export const clientCommands: Command[] = [
       'official-mobile': { type: 'boolean' },
     },
     run: (ctx, args) =>
-      createClient(ctx.db, ctx.clock, {
+      createClient(ctx.db, ctx, {
         name: required(args, 'name'),
         siteUrl: required(args, 'site-url'),
         redirectUris: (args.values['redirect-uri'] as string[] | undefined) ?? [],
@@ -66,7 +66,7 @@ export const clientCommands: Command[] = [
     },
     positionals: 1,
     run: (ctx, args) =>
-      updateClient(ctx.db, ctx.clock, args.positionals[0] ?? '', {
+      updateClient(ctx.db, ctx, args.positionals[0] ?? '', {
         name: str(args, 'name'),
         wallet: bool(args, 'wallet'),
         officialMobile: bool(args, 'official-mobile'),
@@ -85,7 +85,7 @@ export const clientCommands: Command[] = [
     summary: 'Replace the client_secret; prints the new one this once, the old one stops working at once',
     options: {},
     positionals: 1,
-    run: (ctx, args) => rotateClientSecret(ctx.db, ctx.clock, args.positionals[0] ?? ''),
+    run: (ctx, args) => rotateClientSecret(ctx.db, ctx, args.positionals[0] ?? ''),
     text: (result) =>
       `${formatListing(result)}\nThe new client_secret is shown only this once and stored only as a hash; the old one no longer works.`,
   },

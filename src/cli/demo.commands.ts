@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import { hashPassword } from '../lib/password.js';
 import { generateSecret, hashSecret } from '../lib/secrets.js';
@@ -11,6 +10,7 @@ import { createUser } from '../modules/accounts/accounts.service.js';
 import { recordAudit } from '../modules/audit/audit.repository.js';
 import {
   findClientByNameAndRedirectUri,
+  lockDemoSetup,
   updateClientColumns,
 } from '../modules/clients/clients.repository.js';
 import { MAX_REDIRECT_URIS } from '../modules/clients/clients.schemas.js';
@@ -19,11 +19,9 @@ import { credit } from '../modules/wallet/wallet.service.js';
 import type { Command, CommandContext } from './command.js';
 
 /**
- * `idp demo`: a demo site and a demo user, to try a sign-in on a development machine in one step
- * (examples/site runs against them). Running it again finds the same client and user: the client
- * by its name and first redirect URI, the user by its username. Secrets are stored only as hashes,
- * so every run issues a fresh client_secret (the previous one stops working) and sets the demo
- * password again. Refused with NODE_ENV=production: the password is published here.
+ * `idp demo`: a demo site and user for examples/site. A second run finds the same client (by name
+ * and first redirect URI) and user; secrets are stored only as hashes, so each run issues a fresh
+ * client_secret and sets the password again. Refused in production: the password is published here.
  */
 export const DEMO = {
   clientName: 'Demo site',
@@ -60,14 +58,12 @@ export interface DemoResult {
   };
 }
 
-/** Any fixed key: two `idp demo` runs at once take turns, so neither makes a second client. */
-const DEMO_LOCK = sql`select pg_advisory_xact_lock(hashtext('idp demo'))`;
-
 export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
   const clientSecret = generateSecret('clientSecret');
   const passwordHash = await hashPassword(DEMO.password);
   return ctx.db.transaction().execute(async (trx) => {
-    await DEMO_LOCK.execute(trx);
+    // Two `idp demo` runs at once take turns, so neither makes a second client.
+    await lockDemoSetup(trx);
     const now = ctx.clock.now();
     const audit = (
       action: 'client_created' | 'client_secret_rotated' | 'wallet_credited',
@@ -81,29 +77,26 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
     let client: DemoResult['client'];
     const existing = await findClientByNameAndRedirectUri(trx, DEMO.clientName, DEMO.redirectUris[0]);
     if (existing) {
-      const uris = [...new Set([...existing.redirect_uris, ...DEMO.redirectUris])].slice(
-        0,
-        MAX_REDIRECT_URIS,
-      );
+      const uris = [...new Set([...existing.redirectUris, ...DEMO.redirectUris])].slice(0, MAX_REDIRECT_URIS);
       const row = await updateClientColumns(trx, existing.id, {
-        secret_hash: hashSecret(clientSecret),
+        secretHash: hashSecret(clientSecret),
         wallet: true,
-        disabled_at: null,
-        redirect_uris: uris,
-        updated_at: now,
+        disabledAt: null,
+        redirectUris: uris,
+        updatedAt: now,
       });
-      await audit('client_secret_rotated', `client:${row.client_id}`);
+      await audit('client_secret_rotated', `client:${row.clientId}`);
       client = {
-        client_id: row.client_id,
+        client_id: row.clientId,
         client_secret: clientSecret,
         name: row.name,
-        site_url: row.site_url,
-        redirect_uris: row.redirect_uris,
+        site_url: row.siteUrl,
+        redirect_uris: row.redirectUris,
         wallet: row.wallet,
         created: false,
       };
     } else {
-      const created = await createClient(trx, ctx.clock, {
+      const created = await createClient(trx, ctx, {
         name: DEMO.clientName,
         siteUrl: DEMO.siteUrl,
         redirectUris: [...DEMO.redirectUris],

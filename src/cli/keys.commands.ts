@@ -11,12 +11,12 @@ export const keyCommands: Command[] = [
       'Add a new id_token signing key, which signs from then on; older keys keep verifying until retired',
     options: {},
     run: async (ctx) => {
-      const key = await rotateSigningKey(ctx);
+      const key = await rotateSigningKey(ctx.db, ctx);
       const keys = await listSigningKeys(ctx.db);
       return {
         kid: key.kid,
         algorithm: key.algorithm,
-        created_at: key.created_at.toISOString(),
+        created_at: key.createdAt.toISOString(),
         verifying_kids: keys.filter((k) => k.retired_at === null).map((k) => k.kid),
       };
     },
@@ -36,12 +36,12 @@ export const keyCommands: Command[] = [
     options: {},
     positionals: 1,
     run: async (ctx, args) => {
-      const key = await retireSigningKey(ctx, args.positionals[0] ?? '');
+      const key = await retireSigningKey(ctx.db, ctx, args.positionals[0] ?? '');
       return {
         kid: key.kid,
         algorithm: key.algorithm,
-        created_at: key.created_at.toISOString(),
-        retired_at: key.retired_at ? key.retired_at.toISOString() : null,
+        created_at: key.createdAt.toISOString(),
+        retired_at: key.retiredAt ? key.retiredAt.toISOString() : null,
       };
     },
   },

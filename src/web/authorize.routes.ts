@@ -1,25 +1,19 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../context.js';
 import { AccessDenied, ApiError } from '../lib/errors.js';
-import { hashSecret } from '../lib/secrets.js';
+import { findUserById } from '../modules/accounts/accounts.repository.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
+import { checkAuthorizeRequest } from '../modules/oauth/authorize/checks.js';
+import { consentCovers, issueCode } from '../modules/oauth/authorize/code.service.js';
+import { errorRedirect } from '../modules/oauth/authorize/error-redirect.js';
 import {
-  type AuthorizationRequest,
-  AuthorizeRedirectError,
-  checkAuthorizeRequest,
-  consentCovers,
-  errorRedirect,
-  fromPendingRow,
-  issueCode,
-  pendingStillAllowed,
+  isPendingRequestId,
+  restorePendingRequest,
   savePendingRequest,
   sessionSatisfies,
-} from '../modules/oauth/authorize.service.js';
-import {
-  consumePendingRequest,
-  findClientById,
-  findPendingRequest,
-} from '../modules/oauth/oauth.repository.js';
+  usePendingRequest,
+} from '../modules/oauth/authorize/pending.service.js';
+import { type AuthorizationRequest, AuthorizeRedirectError } from '../modules/oauth/authorize/request.js';
 import type { Scope } from '../modules/oauth/scopes.js';
 import { issueCsrfToken } from './csrf.js';
 import { PageError, renderPage } from './pages.js';
@@ -73,7 +67,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     }
 
     if (!authz.prompt.has('consent') && (await consentCovers(db, session.userId, authz))) {
-      if (pending && !(await consumePendingRequest(deps.db, hashSecret(pending.id), deps.ctx.clock.now()))) {
+      if (pending && !(await usePendingRequest(db, ctx, pending.id, authz.client))) {
         throw new PageError(400, 'request_expired');
       }
       const location = await issueCode(db, ctx, authz, {
@@ -87,18 +81,15 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       return fail('consent_required', 'The user has not allowed this application yet.');
 
     const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session.idHash));
-    const user = await deps.db
-      .selectFrom('users')
-      .select('username')
-      .where('id', '=', session.userId)
-      .executeTakeFirstOrThrow();
+    const user = await findUserById(db, session.userId);
+    if (!user) throw new Error('the signed-in user no longer exists');
     return renderPage(
       reply,
       'consent',
       {
         csrfToken: issueCsrfToken(request, reply, deps.ctx),
         requestId: id,
-        client: { name: authz.client.name, siteUrl: authz.client.site_url },
+        client: { name: authz.client.name, siteUrl: authz.client.siteUrl },
         user: { username: user.username },
         scopes: authz.scopes,
         emailRequested: authz.scopes.includes('email'),
@@ -128,16 +119,9 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     { config: { auth: 'browser', description: 'Continues an authorization request after sign-in' } },
     async (request, reply) => {
       const id = (request.query as Record<string, unknown>).request;
-      const row =
-        typeof id === 'string' && id.length <= 100
-          ? await findPendingRequest(deps.db, hashSecret(id), deps.ctx.clock.now())
-          : undefined;
-      const client = row ? await findClientById(deps.db, row.client_pk) : undefined;
-      const authz = row && client ? fromPendingRow(row, client) : undefined;
-      if (!row || !authz || !pendingStillAllowed(authz) || typeof id !== 'string') {
-        throw new PageError(400, 'request_expired');
-      }
-      return proceed(request, reply, authz, { id, staleSessionHash: row.stale_session_hash });
+      const restored = await restorePendingRequest(db, ctx, id);
+      if (!restored || !isPendingRequestId(id)) throw new PageError(400, 'request_expired');
+      return proceed(request, reply, restored.request, { id, staleSessionHash: restored.staleSessionHash });
     },
   );
 
@@ -152,7 +136,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         // The language switch of an error page here leads back to the request's consent page.
         switchBase: (request) => {
           const id = (request.body as Record<string, unknown> | undefined)?.request;
-          return typeof id === 'string' && id.length <= 100 ? resumeUrl(id) : undefined;
+          return isPendingRequestId(id) ? resumeUrl(id) : undefined;
         },
       },
     },
@@ -160,35 +144,24 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const form = (request.body ?? {}) as Record<string, unknown>;
       const id = form.request;
       const decision = form.decision;
-      if (typeof id !== 'string' || id.length > 100 || (decision !== 'allow' && decision !== 'deny')) {
+      if (!isPendingRequestId(id) || (decision !== 'allow' && decision !== 'deny')) {
         throw new PageError(400, 'form_incomplete');
       }
-      const now = deps.ctx.clock.now();
-      const pending = await findPendingRequest(deps.db, hashSecret(id), now);
-      const client = pending ? await findClientById(deps.db, pending.client_pk) : undefined;
-      if (!pending || !client || !pendingStillAllowed(fromPendingRow(pending, client))) {
-        throw new PageError(400, 'request_expired');
-      }
+      const restored = await restorePendingRequest(db, ctx, id);
+      if (!restored) throw new PageError(400, 'request_expired');
+      const { client } = restored.request;
       // Every condition of the authorize step holds here too: a decision posted straight after a
       // prompt=login or max_age redirect, with the old session, goes to the sign-in page instead.
       const session = await loadSession(request, deps);
-      const satisfied = sessionSatisfies(
-        fromPendingRow(pending, client),
-        session,
-        {
-          staleSessionHash: pending.stale_session_hash,
-        },
-        now,
-      );
-      if (!session || !satisfied) return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
-      // The decision uses this one request up: a consent cannot approve another request, nor this one twice.
-      const row = await consumePendingRequest(deps.db, hashSecret(id), now);
-      if (!row) throw new PageError(400, 'request_expired');
-      const authz = fromPendingRow(row, client);
+      if (!session || !sessionSatisfies(restored.request, session, restored, ctx.clock.now())) {
+        return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
+      }
+      const authz = await usePendingRequest(db, ctx, id, client);
+      if (!authz) throw new PageError(400, 'request_expired');
       await auditRequest(deps.db, deps.ctx, request, {
         actor: `user:${session.userId}`,
         action: decision === 'deny' ? 'consent_denied' : 'consent_allowed',
-        subject: `client:${client.client_id}`,
+        subject: `client:${client.clientId}`,
         details: { scopes: authz.scopes, email_shared: form.share_email === '1' },
       });
       if (decision === 'deny') {

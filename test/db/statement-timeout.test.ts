@@ -46,12 +46,16 @@ describe.skipIf(!usingPostgres)('the statement timeout', () => {
         password: 'a long enough password',
       },
     );
-    const shop = await createClient(database.db, systemClock, {
-      name: 'Shop',
-      siteUrl: 'https://shop.example',
-      redirectUris: ['https://shop.example/cb'],
-      wallet: true,
-    });
+    const shop = await createClient(
+      database.db,
+      { config, clock: systemClock },
+      {
+        name: 'Shop',
+        siteUrl: 'https://shop.example',
+        redirectUris: ['https://shop.example/cb'],
+        wallet: true,
+      },
+    );
     await credit(database.db, { config, clock: systemClock }, { username: 'locked_out', amount: 10 });
     const token = await insertAccessToken(database.db, {
       userId: user.id,

@@ -222,18 +222,26 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
         displayName: user.displayName,
       },
     );
-    const client = await createClient(db, t.clock, {
-      name: 'Northwind Games',
-      siteUrl: 'https://games.example',
-      redirectUris: [redirectUri],
-    });
+    const client = await createClient(
+      db,
+      { config: t.config, clock: t.clock },
+      {
+        name: 'Northwind Games',
+        siteUrl: 'https://games.example',
+        redirectUris: [redirectUri],
+      },
+    );
     clientId = client.client_id;
     // The account page lists what alice allowed, and where the mobile app is signed in.
-    const forum = await createClient(db, t.clock, {
-      name: 'Tea Party Forum',
-      siteUrl: 'https://forum.example',
-      redirectUris: ['https://forum.example/callback'],
-    });
+    const forum = await createClient(
+      db,
+      { config: t.config, clock: t.clock },
+      {
+        name: 'Tea Party Forum',
+        siteUrl: 'https://forum.example',
+        redirectUris: ['https://forum.example/callback'],
+      },
+    );
     const pkOf = async (id: string) =>
       (await db.selectFrom('clients').select('id').where('client_id', '=', id).executeTakeFirstOrThrow()).id;
     const forumPk = await pkOf(forum.client_id);

@@ -1,8 +1,10 @@
 // Users, clients and codes made through the services, as the app itself makes them.
 import type { Deps } from '../../src/context.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
+import { findClientByClientId } from '../../src/modules/clients/clients.repository.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
-import { type AuthorizationRequest, issueCode } from '../../src/modules/oauth/authorize.service.js';
+import { issueCode } from '../../src/modules/oauth/authorize/code.service.js';
+import type { AuthorizationRequest } from '../../src/modules/oauth/authorize/request.js';
 import { normalizeScopes } from '../../src/modules/oauth/scopes.js';
 import type { TestApp } from './app.js';
 
@@ -51,7 +53,7 @@ export async function makeClient(
   options: { wallet?: boolean; redirectUris?: string[]; siteUrl?: string } = {},
 ): Promise<TestClient> {
   const redirectUris = options.redirectUris ?? ['https://site.example/callback', 'http://127.0.0.1:8080/cb'];
-  const client = await createClient(t.database.db, t.clock, {
+  const client = await createClient(t.database.db, depsOf(t).ctx, {
     name: 'Test Site',
     siteUrl: options.siteUrl ?? 'https://site.example',
     redirectUris,
@@ -72,14 +74,11 @@ export async function mintCode(
   options: { scopes?: string[]; codeChallenge?: string; nonce?: string; redirectUri?: string } = {},
 ): Promise<string> {
   const deps = depsOf(t);
-  const clientRow = await t.database.db
-    .selectFrom('clients')
-    .selectAll()
-    .where('client_id', '=', client.clientId)
-    .executeTakeFirstOrThrow();
+  const registered = await findClientByClientId(t.database.db, client.clientId);
+  if (!registered) throw new Error(`no client ${client.clientId}`);
   const scopes = normalizeScopes(options.scopes ?? ['openid', 'profile', 'email', 'verified']);
   const request: AuthorizationRequest = {
-    client: clientRow,
+    client: registered,
     redirectUri: options.redirectUri ?? client.redirectUri,
     scopes,
     state: 'state-1',

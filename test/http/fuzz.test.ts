@@ -551,12 +551,16 @@ beforeAll(async () => {
   const user = await makeUser(t);
   const client = await makeClient(t, { wallet: true });
   const { createClient } = await import('../../src/modules/clients/clients.service.js');
-  const mobile = await createClient(t.database.db, t.clock, {
-    name: 'Official app',
-    siteUrl: 'https://app.example',
-    redirectUris: ['https://app.example/cb'],
-    officialMobile: true,
-  });
+  const mobile = await createClient(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      name: 'Official app',
+      siteUrl: 'https://app.example',
+      redirectUris: ['https://app.example/cb'],
+      officialMobile: true,
+    },
+  );
   // Bearer tokens of another client: the generated requests revoke the first client's grants.
   const bearerClient = await makeClient(t, { wallet: true });
   const tokenOf = async (scopes: string[], of: TestClient = bearerClient) => {

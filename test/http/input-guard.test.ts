@@ -21,12 +21,16 @@ beforeAll(async () => {
   t = await createTestApp();
   client = await makeClient(t);
   user = await makeUser(t);
-  const mobile = await createClient(t.database.db, t.clock, {
-    name: 'Official app',
-    siteUrl: 'https://app.example',
-    redirectUris: ['https://app.example/cb'],
-    officialMobile: true,
-  });
+  const mobile = await createClient(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      name: 'Official app',
+      siteUrl: 'https://app.example',
+      redirectUris: ['https://app.example/cb'],
+      officialMobile: true,
+    },
+  );
   mobileClientId = mobile.client_id;
   const tokens = await exchangeCode(
     t.app,

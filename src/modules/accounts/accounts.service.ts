@@ -9,7 +9,7 @@ import {
   verifyPassword,
 } from '../../lib/password.js';
 import { isUniqueViolation, parseInput } from '../../lib/validation.js';
-import { endAccess } from '../oauth/oauth.repository.js';
+import { endAccess } from '../oauth/access.service.js';
 import { type UpdateProfileInput, updateProfileSchema } from '../profiles/profiles.schemas.js';
 import {
   clearSignInAttempts,

@@ -1,34 +1,92 @@
-import {
-  type Insertable,
-  type Kysely,
-  type Selectable,
-  sql,
-  type Transaction,
-  type Updateable,
-} from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
 import type { ClientsTable, Database } from '../../db/schema.js';
+import { type Client, toClient } from './client.js';
 
-export type ClientRow = Selectable<ClientsTable>;
+/** A client with its secret's hash: only for client authentication and its cache. */
+export type ClientWithSecretHash = Client & { secretHash: string };
 
-export function insertClient(db: Kysely<Database>, client: Insertable<ClientsTable>): Promise<ClientRow> {
-  return db.insertInto('clients').values(client).returningAll().executeTakeFirstOrThrow();
+function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
+  return { ...toClient(row), secretHash: row.secret_hash };
 }
 
-export function listClients(db: Kysely<Database>): Promise<ClientRow[]> {
-  return db.selectFrom('clients').selectAll().orderBy('id').execute();
+/** What a client is registered with; only the secret's hash is stored (CONTRACT.md §3). */
+export type NewClient = Pick<
+  Client,
+  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
+> & {
+  secretHash: string;
+  at: Date;
+};
+
+/** What may change of a client; `updatedAt` always does. */
+export type ClientChanges = Partial<
+  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
+> & {
+  secretHash?: string;
+  updatedAt: Date;
+};
+
+export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<Client> {
+  const row = await db
+    .insertInto('clients')
+    .values({
+      client_id: client.clientId,
+      secret_hash: client.secretHash,
+      name: client.name,
+      site_url: client.siteUrl,
+      redirect_uris: client.redirectUris,
+      wallet: client.wallet,
+      official_mobile: client.officialMobile,
+      created_at: client.at,
+      updated_at: client.at,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toClient(row);
 }
 
-export function findClientByClientId(db: Kysely<Database>, clientId: string): Promise<ClientRow | undefined> {
+export async function listClients(db: Kysely<Database>): Promise<Client[]> {
+  return (await db.selectFrom('clients').selectAll().orderBy('id').execute()).map(toClient);
+}
+
+/** Whether any client is registered (first-run hint). */
+export async function hasAnyClient(db: Kysely<Database>): Promise<boolean> {
+  return (await db.selectFrom('clients').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+export async function findClientById(db: Kysely<Database>, id: number): Promise<Client | undefined> {
+  const row = await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toClient(row);
+}
+
+export async function findClientByClientId(
+  db: Kysely<Database>,
+  clientId: string,
+): Promise<Client | undefined> {
+  const row = await findClientRow(db, clientId);
+  return row && toClient(row);
+}
+
+/** The client with its secret's hash, to authenticate it. */
+export async function findClientWithSecretHash(
+  db: Kysely<Database>,
+  clientId: string,
+): Promise<ClientWithSecretHash | undefined> {
+  const row = await findClientRow(db, clientId);
+  return row && withSecretHash(row);
+}
+
+function findClientRow(db: Kysely<Database>, clientId: string) {
   return db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
 }
 
 /** The oldest client with this name that has this redirect URI among its own (how `idp demo` finds its client). */
-export function findClientByNameAndRedirectUri(
+export async function findClientByNameAndRedirectUri(
   db: Kysely<Database>,
   name: string,
   redirectUri: string,
-): Promise<ClientRow | undefined> {
-  return db
+): Promise<Client | undefined> {
+  const row = await db
     .selectFrom('clients')
     .selectAll()
     .where('name', '=', name)
@@ -36,26 +94,46 @@ export function findClientByNameAndRedirectUri(
     .orderBy('id')
     .limit(1)
     .executeTakeFirst();
+  return row && toClient(row);
 }
 
-/** The client row, locked until the transaction ends (a read-modify-write of its redirect URIs). */
-export function lockClientByClientId(
+/** The client, locked until the transaction ends (a read-modify-write of its redirect URIs). */
+export async function lockClientByClientId(
   trx: Transaction<Database>,
   clientId: string,
-): Promise<ClientRow | undefined> {
-  return trx
+): Promise<Client | undefined> {
+  const row = await trx
     .selectFrom('clients')
     .selectAll()
     .where('client_id', '=', clientId)
     .forUpdate()
     .executeTakeFirst();
+  return row && toClient(row);
 }
 
-/** Writes the given columns of one client and returns the row as it is now. */
-export function updateClientColumns(
+/** Writes the given changes of one client and returns it as it is now. */
+export async function updateClientColumns(
   db: Kysely<Database>,
   id: number,
-  changes: Updateable<ClientsTable>,
-): Promise<ClientRow> {
-  return db.updateTable('clients').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  changes: ClientChanges,
+): Promise<Client> {
+  const set: Updateable<ClientsTable> = { updated_at: changes.updatedAt };
+  if (changes.name !== undefined) set.name = changes.name;
+  if (changes.redirectUris !== undefined) set.redirect_uris = changes.redirectUris;
+  if (changes.wallet !== undefined) set.wallet = changes.wallet;
+  if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
+  if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
+  if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
+  const row = await db
+    .updateTable('clients')
+    .set(set)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toClient(row);
+}
+
+/** Serializes `idp demo` runs until the transaction ends (a fixed advisory lock key). */
+export async function lockDemoSetup(trx: Transaction<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('idp demo'))`.execute(trx);
 }

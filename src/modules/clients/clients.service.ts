@@ -1,13 +1,14 @@
-import type { Kysely, Updateable } from 'kysely';
-import type { ClientsTable, Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Database } from '../../db/schema.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { redirectUriProblem } from '../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { parseInput } from '../../lib/validation.js';
-import { endAccess } from '../oauth/oauth.repository.js';
+import { endAccess } from '../oauth/access.service.js';
+import type { Client } from './client.js';
 import {
-  type ClientRow,
+  type ClientChanges,
   insertClient,
   listClients as listClientRows,
   lockClientByClientId,
@@ -22,16 +23,16 @@ import {
   updateClientSchema,
 } from './clients.schemas.js';
 
-export function presentClient(row: ClientRow): ClientView {
+export function presentClient(client: Client): ClientView {
   return {
-    client_id: row.client_id,
-    name: row.name,
-    site_url: row.site_url,
-    redirect_uris: row.redirect_uris,
-    wallet: row.wallet,
-    official_mobile: row.official_mobile,
-    disabled: row.disabled_at !== null,
-    created_at: row.created_at.toISOString(),
+    client_id: client.clientId,
+    name: client.name,
+    site_url: client.siteUrl,
+    redirect_uris: client.redirectUris,
+    wallet: client.wallet,
+    official_mobile: client.officialMobile,
+    disabled: client.disabledAt !== null,
+    created_at: client.createdAt.toISOString(),
   };
 }
 
@@ -41,22 +42,21 @@ export function presentClient(row: ClientRow): ClientView {
  */
 export async function createClient(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   input: CreateClientInput,
 ): Promise<ClientView & { client_secret: string }> {
   const data = parseInput(createClientSchema, input);
   const clientSecret = generateSecret('clientSecret');
-  const now = clock.now();
+  const now = ctx.clock.now();
   const row = await insertClient(db, {
-    client_id: generateSecret('clientId'),
-    secret_hash: hashSecret(clientSecret),
+    clientId: generateSecret('clientId'),
+    secretHash: hashSecret(clientSecret),
     name: data.name,
-    site_url: data.siteUrl,
-    redirect_uris: [...new Set(data.redirectUris)],
+    siteUrl: data.siteUrl,
+    redirectUris: [...new Set(data.redirectUris)],
     wallet: data.wallet,
-    official_mobile: data.officialMobile,
-    created_at: now,
-    updated_at: now,
+    officialMobile: data.officialMobile,
+    at: now,
   });
   const view = presentClient(row);
   const { client_id, ...rest } = view;
@@ -68,15 +68,13 @@ export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
 }
 
 /**
- * Changes a client (`idp clients update`): only the given fields change. Disabling sets
- * `disabled_at`, which the token checks read, and revokes its grants and deletes its unused codes,
- * so every token of the client stops working at once and stays stopped if it is enabled again.
- * A client keeps from 1 to 20 redirect URIs.
+ * Changes a client (`idp clients update`): only the given fields. Disabling ends its access
+ * (`endAccess`), so its tokens stay stopped if it is enabled again. 1 to 20 redirect URIs.
  * @throws NotFound for an unknown client_id; InvalidRequest for bad input.
  */
 export async function updateClient(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   clientId: string,
   input: UpdateClientInput,
 ): Promise<ClientView> {
@@ -84,23 +82,23 @@ export async function updateClient(
   return db.transaction().execute(async (trx) => {
     const row = await lockClientByClientId(trx, clientId);
     if (!row) throw new NotFound(`no client with client_id ${clientId}`);
-    const now = clock.now();
-    const changes: Updateable<ClientsTable> = {};
+    const now = ctx.clock.now();
+    const changes: Omit<ClientChanges, 'updatedAt'> = {};
     if (data.name !== undefined) changes.name = data.name;
     if (data.wallet !== undefined) changes.wallet = data.wallet;
-    if (data.officialMobile !== undefined) changes.official_mobile = data.officialMobile;
+    if (data.officialMobile !== undefined) changes.officialMobile = data.officialMobile;
     // Disabling again keeps the first disabled_at.
-    if (data.disabled !== undefined) changes.disabled_at = data.disabled ? (row.disabled_at ?? now) : null;
+    if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 
     if (data.addRedirectUris.length > 0 || data.removeRedirectUris.length > 0) {
-      const uris = [...row.redirect_uris];
+      const uris = [...row.redirectUris];
       for (const uri of data.removeRedirectUris) {
         const index = uris.indexOf(uri);
         if (index === -1) throw new InvalidRequest(`redirect URI "${uri}" is not registered for this client`);
         uris.splice(index, 1);
       }
       for (const uri of data.addRedirectUris) {
-        const problem = redirectUriProblem(uri, row.site_url);
+        const problem = redirectUriProblem(uri, row.siteUrl);
         if (problem) throw new InvalidRequest(problem);
         if (!uris.includes(uri)) uris.push(uri);
       }
@@ -110,14 +108,14 @@ export async function updateClient(
         );
       if (uris.length > MAX_REDIRECT_URIS)
         throw new InvalidRequest(`a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`);
-      changes.redirect_uris = uris;
+      changes.redirectUris = uris;
     }
 
     // A client disabled (say, its secret leaked) comes back, when enabled again, without the
     // tokens and codes it held: its users' remembered consents let it ask for new ones.
-    if (data.disabled === true && row.disabled_at === null) await endAccess(trx, { clientPk: row.id }, now);
+    if (data.disabled === true && row.disabledAt === null) await endAccess(trx, { clientPk: row.id }, now);
     if (Object.keys(changes).length === 0) return presentClient(row);
-    return presentClient(await updateClientColumns(trx, row.id, { ...changes, updated_at: now }));
+    return presentClient(await updateClientColumns(trx, row.id, { ...changes, updatedAt: now }));
   });
 }
 
@@ -128,7 +126,7 @@ export async function updateClient(
  */
 export async function rotateClientSecret(
   db: Kysely<Database>,
-  clock: Clock,
+  ctx: Context,
   clientId: string,
 ): Promise<ClientView & { client_secret: string }> {
   const clientSecret = generateSecret('clientSecret');
@@ -136,8 +134,8 @@ export async function rotateClientSecret(
     const current = await lockClientByClientId(trx, clientId);
     if (!current) throw new NotFound(`no client with client_id ${clientId}`);
     return updateClientColumns(trx, current.id, {
-      secret_hash: hashSecret(clientSecret),
-      updated_at: clock.now(),
+      secretHash: hashSecret(clientSecret),
+      updatedAt: ctx.clock.now(),
     });
   });
   const { client_id, ...rest } = presentClient(row);

@@ -135,20 +135,6 @@ export async function touchDevice(db: Kysely<Database>, deviceId: number, at: Da
   await db.updateTable('mobile_devices').set({ last_used_at: at }).where('id', '=', deviceId).execute();
 }
 
-/** Ends the access tokens of a grant that are still live (a refresh replaces them). */
-export async function revokeAccessTokensOfGrant(
-  db: Kysely<Database>,
-  grantId: number,
-  at: Date,
-): Promise<void> {
-  await db
-    .updateTable('access_tokens')
-    .set({ revoked_at: at })
-    .where('grant_id', '=', grantId)
-    .where('revoked_at', 'is', null)
-    .execute();
-}
-
 /** The user's signed-in devices, most recently used first. */
 export function listLiveDevices(db: Kysely<Database>, userId: number): Promise<Device[]> {
   return db
@@ -175,4 +161,16 @@ export function lockLiveDeviceOfUser(
     .where('revoked_at', 'is', null)
     .forUpdate()
     .executeTakeFirst();
+}
+
+/** Signs out the app's devices of a user, a client, or both (their keys stop working too). */
+export async function signOutDevicesOf(
+  db: Kysely<Database>,
+  where: { userId?: number; clientPk?: number },
+  at: Date,
+): Promise<void> {
+  let query = db.updateTable('mobile_devices').set({ revoked_at: at }).where('revoked_at', 'is', null);
+  if (where.userId !== undefined) query = query.where('user_id', '=', where.userId);
+  if (where.clientPk !== undefined) query = query.where('client_pk', '=', where.clientPk);
+  await query.execute();
 }

@@ -5,9 +5,9 @@ import type { Database } from '../../db/schema.js';
 import { AccessDenied, InvalidGrant, InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
 import { findUserById } from '../accounts/accounts.repository.js';
-import { type Client, toClient } from '../clients/client.js';
+import type { Client } from '../clients/client.js';
 import { findClientByClientId } from '../clients/clients.repository.js';
-import { revokeGrants } from '../oauth/oauth.repository.js';
+import { revokeGrants } from '../oauth/grants.repository.js';
 import { issueTokenSet } from '../oauth/tokens.service.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import { consumeChallenge, type Device, revokeDevice } from './mobile.repository.js';
@@ -31,8 +31,7 @@ export async function officialClient(db: Kysely<Database>, body: unknown): Promi
   if (typeof clientId !== 'string' || clientId.length === 0 || clientId.length > 128) {
     throw new InvalidRequest('client_id is required.');
   }
-  const row = await findClientByClientId(db, clientId);
-  const client = row && toClient(row);
+  const client = await findClientByClientId(db, clientId);
   if (!client?.officialMobile || client.disabledAt !== null) {
     throw new AccessDenied('This client may not use the mobile sign-in.');
   }

@@ -5,8 +5,12 @@ import { InvalidGrant } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
 import { findUserById } from '../accounts/accounts.repository.js';
 import type { Client } from '../clients/client.js';
-import { findRefreshToken, markRefreshTokenRotated } from '../oauth/oauth.repository.js';
-import { lockLiveDevice, revokeAccessTokensOfGrant, touchDevice } from './mobile.repository.js';
+import {
+  findRefreshToken,
+  markRefreshTokenRotated,
+  revokeAccessTokensOfGrant,
+} from '../oauth/grants.repository.js';
+import { lockLiveDevice, touchDevice } from './mobile.repository.js';
 import type { RefreshBody, SessionResponse } from './mobile.schemas.js';
 import { REFUSED, sessionResponse, signedByKey, signOut, useChallenge } from './mobile.service.js';
 
@@ -35,16 +39,16 @@ export async function refreshDevice(
     const rotated = await markRefreshTokenRotated(trx, tokenHash, now);
     if (!rotated) {
       const known = await findRefreshToken(trx, tokenHash);
-      if (known?.rotated_at && known.grant_id === device.grantId) {
+      if (known?.rotatedAt && known.grantId === device.grantId) {
         // RFC 9700 §4.14.2: a rotated refresh token presented again has leaked.
         await signOut(trx, device, now);
       }
       return { refused: true } as const;
     }
     if (
-      rotated.grant_id !== device.grantId ||
-      rotated.grant_revoked_at !== null ||
-      rotated.expires_at.getTime() <= now.getTime()
+      rotated.grantId !== device.grantId ||
+      rotated.grantRevokedAt !== null ||
+      rotated.expiresAt.getTime() <= now.getTime()
     ) {
       throw new InvalidGrant(REFUSED);
     }

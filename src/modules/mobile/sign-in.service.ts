@@ -6,7 +6,7 @@ import { hashSecret } from '../../lib/secrets.js';
 import { isUniqueViolation } from '../../lib/validation.js';
 import { authenticate } from '../accounts/accounts.service.js';
 import type { Client } from '../clients/client.js';
-import { insertGrant } from '../oauth/oauth.repository.js';
+import { insertGrant } from '../oauth/grants.repository.js';
 import { hasSignedInBefore, insertDevice, lockLiveDevice } from './mobile.repository.js';
 import { MOBILE_SCOPES, type SessionResponse, type VerifyBody } from './mobile.schemas.js';
 import { REFUSED, sessionResponse, signedByKey, signOut, useChallenge } from './mobile.service.js';

@@ -1,5 +1,5 @@
 import type { ChangeListener } from '../../db/change-feed.js';
-import type { ClientRow } from '../clients/clients.repository.js';
+import type { ClientWithSecretHash } from '../clients/clients.repository.js';
 
 /**
  * Registered clients kept in the process, so that client authentication at the token endpoint
@@ -8,7 +8,7 @@ import type { ClientRow } from '../clients/clients.repository.js';
  * migrations/0003), lives `maxAgeMs` at most, and nothing is kept while announcements do not arrive.
  */
 export class ClientCache implements ChangeListener {
-  private readonly entries = new Map<string, { client: ClientRow; storedAt: number }>();
+  private readonly entries = new Map<string, { client: ClientWithSecretHash; storedAt: number }>();
   private readonly byPk = new Map<number, string>();
   private listening = false;
   private version = 0;
@@ -19,7 +19,7 @@ export class ClientCache implements ChangeListener {
     return this.version;
   }
 
-  get(clientId: string, now: number): ClientRow | undefined {
+  get(clientId: string, now: number): ClientWithSecretHash | undefined {
     const entry = this.entries.get(clientId);
     if (!entry) return undefined;
     if (!this.listening || now - entry.storedAt >= this.options.maxAgeMs) {
@@ -30,11 +30,11 @@ export class ClientCache implements ChangeListener {
   }
 
   /** Keeps a row just read, unless an announcement arrived since the read began. */
-  set(client: ClientRow, now: number, readVersion: number): void {
+  set(client: ClientWithSecretHash, now: number, readVersion: number): void {
     if (!this.listening || readVersion !== this.version) return;
     if (this.entries.size >= this.options.maxEntries) this.clear();
-    this.entries.set(client.client_id, { client, storedAt: now });
-    this.byPk.set(client.id, client.client_id);
+    this.entries.set(client.clientId, { client, storedAt: now });
+    this.byPk.set(client.id, client.clientId);
   }
 
   handle(payload: string): void {

@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
-import { endAccess } from './oauth.repository.js';
 
 export interface AuthorizedApp {
   clientId: string;
@@ -10,13 +9,18 @@ export interface AuthorizedApp {
   grantedAt: Date;
 }
 
-export function findConsent(db: Kysely<Database>, userId: number, clientPk: number) {
-  return db
+export async function findConsent(
+  db: Kysely<Database>,
+  userId: number,
+  clientPk: number,
+): Promise<{ scopes: string[]; updatedAt: Date } | undefined> {
+  const row = await db
     .selectFrom('consents')
     .select(['scopes', 'updated_at'])
     .where('user_id', '=', userId)
     .where('client_pk', '=', clientPk)
     .executeTakeFirst();
+  return row && { scopes: row.scopes, updatedAt: row.updated_at };
 }
 
 /** Remembers what the user allowed, merged with what they allowed before. */
@@ -42,7 +46,21 @@ export async function saveConsent(
     .execute();
 }
 
-/** The apps a user allowed, newest first, for the account page. */
+/** Forgets the consent of a user for a client; answers whether there was one. */
+export async function deleteConsent(
+  db: Kysely<Database>,
+  userId: number,
+  clientPk: number,
+): Promise<boolean> {
+  const deleted = await db
+    .deleteFrom('consents')
+    .where('user_id', '=', userId)
+    .where('client_pk', '=', clientPk)
+    .executeTakeFirst();
+  return deleted.numDeletedRows > 0n;
+}
+
+/** The apps a user allowed, newest first, for the account page (a read-only join to clients). */
 export async function listAuthorizedApps(db: Kysely<Database>, userId: number): Promise<AuthorizedApp[]> {
   const rows = await db
     .selectFrom('consents')
@@ -64,30 +82,4 @@ export async function listAuthorizedApps(db: Kysely<Database>, userId: number): 
     scopes: row.scopes,
     grantedAt: row.updated_at,
   }));
-}
-
-/**
- * The user revokes an app: the remembered consent goes, every grant of that user for that client is
- * revoked, which stops all of its access and refresh tokens at once, and its unused codes go.
- * Returns false when the user had not allowed that client.
- */
-export async function revokeAppAccess(
-  db: Kysely<Database>,
-  input: { userId: number; clientId: string; at: Date },
-): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const client = await trx
-      .selectFrom('clients')
-      .select('id')
-      .where('client_id', '=', input.clientId)
-      .executeTakeFirst();
-    if (!client) return false;
-    const deleted = await trx
-      .deleteFrom('consents')
-      .where('user_id', '=', input.userId)
-      .where('client_pk', '=', client.id)
-      .executeTakeFirst();
-    const ended = await endAccess(trx, { userId: input.userId, clientPk: client.id }, input.at);
-    return deleted.numDeletedRows > 0n || ended.grantsRevoked > 0 || ended.codesDeleted > 0;
-  });
 }

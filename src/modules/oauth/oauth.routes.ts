@@ -1,12 +1,13 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../context.js';
+import { clientCredentials } from '../../http/client-credentials.js';
 import { tokensIssued } from '../../http/metrics.js';
 import { countAuthenticatedClient } from '../../http/rate-limit.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
-import { authenticateClient } from './client-auth.js';
+import { authenticateClient } from './client-auth.service.js';
+import { handleTokenRequest } from './grants/index.js';
 import { introspectToken, revokeToken } from './revocation.service.js';
-import { handleTokenRequest } from './tokens.service.js';
 
 /** No OAuth parameter of ours comes near this; longer ones are refused before any work. */
 const MAX_PARAMETER_LENGTH = 4096;
@@ -54,8 +55,8 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     async (request, reply) => {
       noStore(reply);
       const params = formParameters(request);
-      const client = await authenticateClient(request, params, deps.db, deps.ctx);
-      countAuthenticatedClient(request, client.client_id);
+      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
+      countAuthenticatedClient(request, client.clientId);
       const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params);
       tokensIssued.inc({ grant_type: params.grant_type });
       return tokens;
@@ -68,12 +69,12 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     async (request, reply) => {
       noStore(reply);
       const params = formParameters(request);
-      const client = await authenticateClient(request, params, deps.db, deps.ctx);
-      countAuthenticatedClient(request, client.client_id);
+      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
+      countAuthenticatedClient(request, client.clientId);
       await revokeToken(deps.db, deps.ctx, client, params);
       // RFC 7009 answers 200 whether or not the token was known; the log says only that it was asked.
       await auditRequest(deps.db, deps.ctx, request, {
-        actor: `client:${client.client_id}`,
+        actor: `client:${client.clientId}`,
         action: 'token_revoked',
         // RFC 7009 §2.1 defines two hints; anything else is kept only as "other".
         details: { token_type_hint: tokenTypeHintOf(params.token_type_hint) },
@@ -88,8 +89,8 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     async (request, reply) => {
       noStore(reply);
       const params = formParameters(request);
-      const client = await authenticateClient(request, params, deps.db, deps.ctx);
-      countAuthenticatedClient(request, client.client_id);
+      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
+      countAuthenticatedClient(request, client.clientId);
       return introspectToken(deps.db, deps.ctx, client, params);
     },
   );

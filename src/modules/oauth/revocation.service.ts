@@ -3,8 +3,8 @@ import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
-import type { ClientRow } from '../clients/clients.repository.js';
-import { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrants } from './oauth.repository.js';
+import type { Client } from '../clients/client.js';
+import { findAccessToken, findRefreshToken, revokeAccessToken, revokeGrants } from './grants.repository.js';
 
 type Parameters = Record<string, string | undefined>;
 
@@ -22,7 +22,7 @@ function tokenParameter(params: Parameters): string {
 export async function revokeToken(
   db: Kysely<Database>,
   ctx: Context,
-  client: ClientRow,
+  client: Client,
   params: Parameters,
 ): Promise<void> {
   const tokenHash = hashSecret(tokenParameter(params));
@@ -32,11 +32,11 @@ export async function revokeToken(
       ? ([findRefreshToken, findAccessToken] as const)
       : ([findAccessToken, findRefreshToken] as const);
   for (const lookup of lookups) {
-    const row = await lookup(db, tokenHash);
-    if (!row) continue;
-    if (row.client_pk !== client.id) return;
+    const token = await lookup(db, tokenHash);
+    if (!token) continue;
+    if (token.clientPk !== client.id) return;
     if (lookup === findAccessToken) await revokeAccessToken(db, tokenHash, now);
-    else await revokeGrants(db, { id: row.grant_id }, now);
+    else await revokeGrants(db, { id: token.grantId }, now);
     return;
   }
 }
@@ -62,34 +62,34 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 export async function introspectToken(
   db: Kysely<Database>,
   ctx: Context,
-  client: ClientRow,
+  client: Client,
   params: Parameters,
 ): Promise<IntrospectionResponse> {
   const tokenHash = hashSecret(tokenParameter(params));
   const now = ctx.clock.now().getTime();
   const access = await findAccessToken(db, tokenHash);
   const refresh = access ? undefined : await findRefreshToken(db, tokenHash);
-  const row = access ?? refresh;
-  if (!row || row.client_pk !== client.id) return { active: false };
+  const token = access ?? refresh;
+  if (!token || token.clientPk !== client.id) return { active: false };
   const revoked =
-    row.revoked_at !== null ||
-    row.grant_revoked_at !== null ||
-    (refresh !== undefined && refresh.rotated_at !== null);
+    token.revokedAt !== null ||
+    token.grantRevokedAt !== null ||
+    (refresh !== undefined && refresh.rotatedAt !== null);
   const active =
     !revoked &&
-    row.expires_at.getTime() > now &&
-    row.user_disabled_at === null &&
-    row.client_disabled_at === null;
+    token.expiresAt.getTime() > now &&
+    token.userDisabledAt === null &&
+    token.clientDisabledAt === null;
   if (!active) return { active: false };
   return {
     active: true,
-    scope: row.scopes.join(' '),
-    client_id: row.client_id,
-    username: row.username,
+    scope: token.scopes.join(' '),
+    client_id: token.clientId,
+    username: token.username,
     token_type: access ? 'Bearer' : 'refresh_token',
-    exp: seconds(row.expires_at),
-    iat: seconds(row.created_at),
-    sub: String(row.user_id),
+    exp: seconds(token.expiresAt),
+    iat: seconds(token.createdAt),
+    sub: String(token.userId),
     iss: ctx.config.PUBLIC_URL,
   };
 }

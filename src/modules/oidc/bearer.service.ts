@@ -22,7 +22,7 @@ export type BearerRefusal =
  */
 export async function authenticateAccessToken(
   db: Kysely<Database>,
-  ctx: Pick<Context, 'clock' | 'tokenCache'>,
+  ctx: Context,
   tokenHash: string,
 ): Promise<{ ok: true; context: AccessTokenContext } | { ok: false; reason: BearerRefusal }> {
   const now = ctx.clock.now().getTime();
@@ -38,7 +38,7 @@ export async function authenticateAccessToken(
         ? 'access token revoked'
         : row.grantRevokedAt
           ? 'grant revoked'
-          : row.user.disabled_at
+          : row.user.disabledAt
             ? 'user disabled'
             : row.clientDisabledAt
               ? 'client disabled'

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
-import type { Database, UsersTable } from '../../db/schema.js';
-import { toUser } from '../accounts/user.js';
+import type { Database } from '../../db/schema.js';
+import type { User } from '../accounts/user.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
 import { currentSigner, type Signer } from './keys.service.js';
@@ -12,7 +12,7 @@ import { currentSigner, type Signer } from './keys.service.js';
 export const ID_TOKEN_TTL_SECONDS = 3600;
 
 export interface IdTokenInput {
-  user: Selectable<UsersTable>;
+  user: User;
   /** The client's public `client_id` (`pk_…`): the audience. */
   clientId: string;
   /** The granted scopes: they gate the profile claims exactly as userinfo does. */
@@ -34,15 +34,10 @@ export function accessTokenHash(accessToken: string): string {
 }
 
 /**
- * Signs an id_token (RS256, header `kid`) with the current signing key, creating the first key if
- * none exists yet. Claims: `iss` (PUBLIC_URL exactly), `sub`, `aud`, `iat`, `exp`, `auth_time`,
- * `nonce` when given, `at_hash` when an access token is given, and the profile claims the scopes
- * release (the same presenter as userinfo, so an e-mail the user withheld appears nowhere).
- *
- * `db` may be the transaction the caller issues the tokens in: the key is then read in it
- * (one small query). Never pass the root handle while inside a transaction on PGlite: a query on
- * it waits for that transaction forever. A caller that took the `signer` from `currentSigner`
- * before its transaction passes it, and signing costs no query at all.
+ * Signs an id_token (RS256, header `kid`; OIDC Core §2): the profile claims come from the same
+ * presenter as userinfo, so a withheld e-mail appears nowhere. Inside a transaction pass `trx`
+ * (on PGlite the root handle would wait for it forever), or a `signer` taken before it: then
+ * signing costs no query.
  */
 export async function signIdToken(
   db: Kysely<Database>,
@@ -50,9 +45,9 @@ export async function signIdToken(
   input: IdTokenInput,
   signer?: Signer,
 ): Promise<string> {
-  signer ??= await currentSigner({ db, clock: ctx.clock });
+  signer ??= await currentSigner(db, ctx);
   const iat = Math.floor(ctx.clock.now().getTime() / 1000);
-  const profile = presentUserinfo(toUser(input.user), input.scopes, ctx.config.PUBLIC_URL);
+  const profile = presentUserinfo(input.user, input.scopes, ctx.config.PUBLIC_URL);
   // The protocol claims come last: a profile field can never override them.
   const claims: Record<string, unknown> = {
     ...profile,

@@ -1,18 +1,34 @@
-import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
-import type { Database, SigningKeysTable } from '../../db/schema.js';
-
-export type SigningKeyRow = Selectable<SigningKeysTable>;
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
 
 /** The one algorithm we sign id_tokens with (CONTRACT.md §5). */
 export const SIGNING_ALGORITHM = 'RS256';
 
+/** A stored signing key. */
+export interface SigningKey {
+  kid: string;
+  algorithm: string;
+  privateKeyPem: string;
+  /** The public JWK as stored (jsonb: an object on both drivers). */
+  publicJwk: Record<string, unknown>;
+  createdAt: Date;
+  retiredAt: Date | null;
+}
+
+const KEY_COLUMNS = [
+  'kid',
+  'algorithm',
+  'private_key_pem as privateKeyPem',
+  'public_jwk as publicJwk',
+  'created_at as createdAt',
+  'retired_at as retiredAt',
+] as const;
+
 /** The public parts of the keys that are not retired, newest first: what the JWKS publishes. */
-export function listPublishedKeys(
-  db: Kysely<Database>,
-): Promise<Pick<SigningKeyRow, 'kid' | 'public_jwk'>[]> {
+export function listPublishedKeys(db: Kysely<Database>): Promise<Pick<SigningKey, 'kid' | 'publicJwk'>[]> {
   return db
     .selectFrom('signing_keys')
-    .select(['kid', 'public_jwk'])
+    .select(['kid', 'public_jwk as publicJwk'])
     .where('retired_at', 'is', null)
     .where('algorithm', '=', SIGNING_ALGORITHM)
     .orderBy('created_at', 'desc')
@@ -24,10 +40,10 @@ export function listPublishedKeys(
  * The key that signs: the newest that is not retired. `kid` breaks a tie of `created_at`, so
  * every instance picks the same key.
  */
-export function findSigningKey(db: Kysely<Database>): Promise<SigningKeyRow | undefined> {
+export function findSigningKey(db: Kysely<Database>): Promise<SigningKey | undefined> {
   return db
     .selectFrom('signing_keys')
-    .selectAll()
+    .select(KEY_COLUMNS)
     .where('retired_at', 'is', null)
     .where('algorithm', '=', SIGNING_ALGORITHM)
     .orderBy('created_at', 'desc')
@@ -37,17 +53,17 @@ export function findSigningKey(db: Kysely<Database>): Promise<SigningKeyRow | un
 }
 
 /** Every key, retired ones included, newest first (for the operator). */
-export function listAllKeys(db: Kysely<Database>): Promise<SigningKeyRow[]> {
+export function listAllKeys(db: Kysely<Database>): Promise<SigningKey[]> {
   return db
     .selectFrom('signing_keys')
-    .selectAll()
+    .select(KEY_COLUMNS)
     .orderBy('created_at', 'desc')
     .orderBy('kid', 'desc')
     .execute();
 }
 
-export function findKey(db: Kysely<Database>, kid: string): Promise<SigningKeyRow | undefined> {
-  return db.selectFrom('signing_keys').selectAll().where('kid', '=', kid).executeTakeFirst();
+export function findKey(db: Kysely<Database>, kid: string): Promise<SigningKey | undefined> {
+  return db.selectFrom('signing_keys').select(KEY_COLUMNS).where('kid', '=', kid).executeTakeFirst();
 }
 
 /**
@@ -61,17 +77,27 @@ export async function lockSigningKeys(trx: Transaction<Database>): Promise<void>
 
 export function insertSigningKey(
   db: Kysely<Database>,
-  key: Insertable<SigningKeysTable>,
-): Promise<SigningKeyRow> {
-  return db.insertInto('signing_keys').values(key).returningAll().executeTakeFirstOrThrow();
+  key: { kid: string; algorithm: string; privateKeyPem: string; publicJwk: string; createdAt: Date },
+): Promise<SigningKey> {
+  return db
+    .insertInto('signing_keys')
+    .values({
+      kid: key.kid,
+      algorithm: key.algorithm,
+      private_key_pem: key.privateKeyPem,
+      public_jwk: key.publicJwk,
+      created_at: key.createdAt,
+    })
+    .returning(KEY_COLUMNS)
+    .executeTakeFirstOrThrow();
 }
 
-export function retireKey(db: Kysely<Database>, kid: string, at: Date): Promise<SigningKeyRow | undefined> {
+export function retireKey(db: Kysely<Database>, kid: string, at: Date): Promise<SigningKey | undefined> {
   return db
     .updateTable('signing_keys')
     .set({ retired_at: at })
     .where('kid', '=', kid)
     .where('retired_at', 'is', null)
-    .returningAll()
+    .returning(KEY_COLUMNS)
     .executeTakeFirst();
 }

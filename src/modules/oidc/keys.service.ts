@@ -8,8 +8,8 @@ import {
   type JWK,
 } from 'jose';
 import type { Kysely, Transaction } from 'kysely';
+import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import type { Clock } from '../../lib/clock.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import {
   findKey,
@@ -20,18 +20,12 @@ import {
   lockSigningKeys,
   retireKey,
   SIGNING_ALGORITHM,
-  type SigningKeyRow,
+  type SigningKey,
 } from './keys.repository.js';
 
-/**
- * id_token signing keys (CONTRACT.md §5): kept in the database so that every instance signs with
- * the same key and publishes the same JWKS, and rotatable. The newest key that is not retired
- * signs; every key that is not retired verifies (is published in the JWKS).
- */
-export interface KeyDeps {
-  db: Kysely<Database>;
-  clock: Clock;
-}
+// id_token signing keys (CONTRACT.md §5) live in the database, so that every instance signs with
+// the same key and publishes the same JWKS. The newest key not retired signs; every key not
+// retired verifies (is published in the JWKS).
 
 /** A public RSA key as the JWKS publishes it (RFC 7517 §4, RFC 7518 §6.3.1). */
 export interface PublicJwk {
@@ -82,8 +76,8 @@ async function generateSigningKey(): Promise<GeneratedKey> {
 }
 
 /** The stored public JWK (jsonb: an object on both drivers; a string is tolerated). */
-function publicJwkOf(row: Pick<SigningKeyRow, 'kid' | 'public_jwk'>): PublicJwk {
-  const stored = (typeof row.public_jwk === 'string' ? JSON.parse(row.public_jwk) : row.public_jwk) as JWK;
+function publicJwkOf(row: Pick<SigningKey, 'kid' | 'publicJwk'>): PublicJwk {
+  const stored = (typeof row.publicJwk === 'string' ? JSON.parse(row.publicJwk) : row.publicJwk) as JWK;
   return {
     kty: 'RSA',
     n: stored.n as string,
@@ -98,9 +92,9 @@ function toInsertable(key: GeneratedKey, createdAt: Date) {
   return {
     kid: key.kid,
     algorithm: SIGNING_ALGORITHM,
-    private_key_pem: key.privateKeyPem,
-    public_jwk: JSON.stringify(key.publicJwk),
-    created_at: createdAt,
+    privateKeyPem: key.privateKeyPem,
+    publicJwk: JSON.stringify(key.publicJwk),
+    createdAt,
   };
 }
 
@@ -116,18 +110,17 @@ function inTransaction<T>(
  * Makes sure a signing key exists, creating the first one when there is none, and returns the
  * current signer. Safe when several instances start at once: the key is generated outside the
  * lock (it takes ~150 ms), then inserted under the table lock only if there is still no key, so
- * every instance ends up with the same single key. `deps.db` may be a transaction: the work then
- * joins it.
+ * every instance ends up with the same single key. `db` may be a transaction: the work then joins it.
  */
-export async function ensureSigningKey(deps: KeyDeps): Promise<SigningKeyRow> {
-  const existing = await findSigningKey(deps.db);
+export async function ensureSigningKey(db: Kysely<Database>, ctx: Context): Promise<SigningKey> {
+  const existing = await findSigningKey(db);
   if (existing) return existing;
   const generated = await generateSigningKey();
   // No cache to invalidate: with no key in the table, no instance can hold a signer.
-  return inTransaction(deps.db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     await lockSigningKeys(trx);
     // Another instance won the race: its key signs, ours is dropped unused.
-    return (await findSigningKey(trx)) ?? insertSigningKey(trx, toInsertable(generated, deps.clock.now()));
+    return (await findSigningKey(trx)) ?? insertSigningKey(trx, toInsertable(generated, ctx.clock.now()));
   });
 }
 
@@ -136,19 +129,17 @@ export async function ensureSigningKey(deps: KeyDeps): Promise<SigningKeyRow> {
  * The new key's `created_at` is later than every other key's, also when the clock stands still
  * (a test clock) or lags behind another instance's, so it is the newest on every instance.
  */
-export async function rotateSigningKey(deps: KeyDeps): Promise<SigningKeyRow> {
+export async function rotateSigningKey(db: Kysely<Database>, ctx: Context): Promise<SigningKey> {
   const generated = await generateSigningKey();
-  const row = await inTransaction(deps.db, async (trx) => {
+  const row = await inTransaction(db, async (trx) => {
     await lockSigningKeys(trx);
     const newest = await findSigningKey(trx);
-    const now = deps.clock.now();
+    const now = ctx.clock.now();
     const createdAt =
-      newest && newest.created_at.getTime() >= now.getTime()
-        ? new Date(newest.created_at.getTime() + 1)
-        : now;
+      newest && newest.createdAt.getTime() >= now.getTime() ? new Date(newest.createdAt.getTime() + 1) : now;
     return insertSigningKey(trx, toInsertable(generated, createdAt));
   });
-  invalidateSigningKeyCache(deps);
+  invalidateSigningKeyCache(db);
   return row;
 }
 
@@ -156,46 +147,44 @@ export async function rotateSigningKey(deps: KeyDeps): Promise<SigningKeyRow> {
  * Retires a key: it is no longer published, so id_tokens it signed stop verifying. The key that
  * signs cannot be retired (rotate first), so there is always a signer.
  */
-export async function retireSigningKey(deps: KeyDeps, kid: string): Promise<SigningKeyRow> {
-  const row = await inTransaction(deps.db, async (trx) => {
+export async function retireSigningKey(db: Kysely<Database>, ctx: Context, kid: string): Promise<SigningKey> {
+  const row = await inTransaction(db, async (trx) => {
     await lockSigningKeys(trx);
     const key = await findKey(trx, kid);
     if (!key) throw new NotFound(`no signing key with kid "${kid}"`);
-    if (key.retired_at) return key;
+    if (key.retiredAt) return key;
     if ((await findSigningKey(trx))?.kid === kid) {
       throw new InvalidRequest(`key "${kid}" signs new id_tokens; rotate first, then retire it`);
     }
-    return (await retireKey(trx, kid, deps.clock.now())) ?? key;
+    return (await retireKey(trx, kid, ctx.clock.now())) ?? key;
   });
-  invalidateSigningKeyCache(deps);
+  invalidateSigningKeyCache(db);
   return row;
 }
 
 /** Every key for the operator, newest first, without private parts. */
 export async function listSigningKeys(db: Kysely<Database>): Promise<SigningKeyView[]> {
   const rows = await listAllKeys(db);
-  const signer = rows.find((row) => row.retired_at === null && row.algorithm === SIGNING_ALGORITHM);
+  const signer = rows.find((row) => row.retiredAt === null && row.algorithm === SIGNING_ALGORITHM);
   return rows.map((row) => ({
     kid: row.kid,
     algorithm: row.algorithm,
-    created_at: row.created_at.toISOString(),
-    retired_at: row.retired_at ? row.retired_at.toISOString() : null,
+    created_at: row.createdAt.toISOString(),
+    retired_at: row.retiredAt ? row.retiredAt.toISOString() : null,
     signing: row.kid === signer?.kid,
   }));
 }
 
 /**
- * The public JWK Set: every key that is not retired, newest first (RFC 7517 §5).
- *
- * Read fresh on every request (one query on a table of a few rows), never cached in the process:
- * a key rotated in by the CLI or another instance must be published here before any instance
- * can sign with it, or a client would meet a `kid` this instance's JWKS does not list.
+ * The public JWK Set: every key that is not retired, newest first (RFC 7517 §5). Read fresh on
+ * every request, never cached: a key rotated in elsewhere must be published here before any
+ * instance signs with it, or a client would meet a `kid` this JWKS does not list.
  */
-export async function readJwks(deps: KeyDeps): Promise<{ keys: PublicJwk[] }> {
-  let rows = await listPublishedKeys(deps.db);
+export async function readJwks(db: Kysely<Database>, ctx: Context): Promise<{ keys: PublicJwk[] }> {
+  let rows = await listPublishedKeys(db);
   if (rows.length === 0) {
-    await ensureSigningKey(deps);
-    rows = await listPublishedKeys(deps.db);
+    await ensureSigningKey(db, ctx);
+    rows = await listPublishedKeys(db);
   }
   return { keys: rows.map(publicJwkOf) };
 }
@@ -213,11 +202,11 @@ export interface Signer {
 const importedKeys = new Map<string, Promise<CryptoKey>>();
 const MAX_IMPORTED_KEYS = 64;
 
-function importSigningKey(row: SigningKeyRow): Promise<CryptoKey> {
+function importSigningKey(row: SigningKey): Promise<CryptoKey> {
   let key = importedKeys.get(row.kid);
   if (!key) {
     if (importedKeys.size >= MAX_IMPORTED_KEYS) importedKeys.clear();
-    key = importPKCS8(row.private_key_pem, SIGNING_ALGORITHM);
+    key = importPKCS8(row.privateKeyPem, SIGNING_ALGORITHM);
     importedKeys.set(row.kid, key);
     key.catch(() => importedKeys.delete(row.kid));
   }
@@ -228,11 +217,9 @@ function importSigningKey(row: SigningKeyRow): Promise<CryptoKey> {
 export const SIGNER_TTL_MS = 60_000;
 
 /**
- * Which key signs, for one database, cached in the process so that signing an id_token costs no
- * query. It is reloaded after `ttlMs` (a rotation by another instance or by the CLI against
- * PostgreSQL is picked up within a minute) and at once after a rotation in this process (the CLI
- * through the control socket included). The key it held keeps verifying meanwhile, since a
- * rotation never retires the previous key, and the JWKS is read fresh (see `readJwks`).
+ * Which key signs, for one database, cached so that signing costs no query. Reloaded after `ttlMs`
+ * (a rotation elsewhere is seen within a minute) and at once after a rotation in this process; the
+ * key it held keeps verifying meanwhile, as a rotation never retires the previous key.
  */
 export class SigningKeyCache {
   private loading: Promise<Signer> | undefined;
@@ -240,7 +227,8 @@ export class SigningKeyCache {
   private generation = 0;
 
   constructor(
-    private readonly deps: KeyDeps,
+    private readonly db: Kysely<Database>,
+    private readonly ctx: Context,
     private readonly options: { ttlMs?: number; monotonicNow?: () => number } = {},
   ) {}
 
@@ -253,7 +241,7 @@ export class SigningKeyCache {
     const ttl = this.options.ttlMs ?? SIGNER_TTL_MS;
     if (this.loading && this.now() - this.loadedAt < ttl) return this.loading;
     const generation = ++this.generation;
-    const loading = loadSigner(this.deps);
+    const loading = loadSigner(this.db, this.ctx);
     this.loading = loading;
     this.loadedAt = this.now();
     // A failed load (database down) is not kept: the next call tries again.
@@ -270,24 +258,24 @@ export class SigningKeyCache {
   }
 }
 
-async function loadSigner(deps: KeyDeps): Promise<Signer> {
-  const row = await ensureSigningKey(deps);
+async function loadSigner(db: Kysely<Database>, ctx: Context): Promise<Signer> {
+  const row = await ensureSigningKey(db, ctx);
   return { kid: row.kid, key: await importSigningKey(row) };
 }
 
 /** One cache per database handle: the server's requests and its CLI commands share it. */
 const caches = new WeakMap<Kysely<Database>, SigningKeyCache>();
 
-function invalidateSigningKeyCache(deps: KeyDeps): void {
-  caches.get(deps.db)?.invalidate();
+function invalidateSigningKeyCache(db: Kysely<Database>): void {
+  caches.get(db)?.invalidate();
 }
 
 /** The cache of a database handle (not of a transaction: see `currentSigner`). */
-export function signingKeyCache(deps: KeyDeps): SigningKeyCache {
-  let cache = caches.get(deps.db);
+export function signingKeyCache(db: Kysely<Database>, ctx: Context): SigningKeyCache {
+  let cache = caches.get(db);
   if (!cache) {
-    cache = new SigningKeyCache(deps);
-    caches.set(deps.db, cache);
+    cache = new SigningKeyCache(db, ctx);
+    caches.set(db, cache);
   }
   return cache;
 }
@@ -298,6 +286,6 @@ export function signingKeyCache(deps: KeyDeps): SigningKeyCache {
  * transaction: a cache keyed by a short-lived transaction would never hit, and a query on the
  * root handle from inside a PGlite transaction would wait for that transaction forever.
  */
-export function currentSigner(deps: KeyDeps): Promise<Signer> {
-  return deps.db.isTransaction ? loadSigner(deps) : signingKeyCache(deps).signer();
+export function currentSigner(db: Kysely<Database>, ctx: Context): Promise<Signer> {
+  return db.isTransaction ? loadSigner(db, ctx) : signingKeyCache(db, ctx).signer();
 }

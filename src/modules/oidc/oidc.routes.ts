@@ -35,7 +35,7 @@ export const oidcRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       schema: { response: { 200: jwksSchema } },
     },
     async (_request, reply) => {
-      const jwks = await readJwks({ db: deps.db, clock: deps.ctx.clock });
+      const jwks = await readJwks(deps.db, deps.ctx);
       reply.header('cache-control', PUBLIC_CACHE);
       return jwks;
     },

@@ -1,9 +1,5 @@
-import type { Selectable } from 'kysely';
 import type { ChangeListener } from '../../db/change-feed.js';
-import type { UsersTable } from '../../db/schema.js';
-
-/** A `users` row, until this module reads the `User` of accounts/user.ts. */
-type UserRow = Selectable<UsersTable>;
+import type { User } from '../accounts/user.js';
 
 /** What a valid access token grants: who, through which client, with which scopes. */
 export interface AccessTokenContext {
@@ -17,7 +13,7 @@ export interface AccessTokenContext {
   clientId: string;
   scopes: string[];
   expiresAt: Date;
-  user: UserRow;
+  user: User;
 }
 
 /** The longest an entry lives, in case an announcement were ever missed. */
@@ -26,14 +22,10 @@ export const CACHE_MAX_AGE_MS = 10_000;
 export const TOKEN_CACHE_MAX_ENTRIES = 50_000;
 
 /**
- * Access tokens that were found valid, kept in the process so that a bearer request needs no
- * database round trip. An entry dies:
- * - at once, on every instance, when its token, grant, user or client changes (the database
- *   announces every such change; see migrations/0003_token_events.ts);
- * - when the token expires (checked on every use);
- * - after `maxAgeMs` at the latest, a bound in case an announcement is ever missed;
- * - all of them, whenever the listening connection is lost: until it listens again, nothing is
- *   cached and every request asks the database.
+ * Access tokens found valid, kept in the process so that a bearer request needs no round trip.
+ * An entry dies when its token, grant, user or client changes (announced by the database on every
+ * instance: migrations/0003_token_events.ts), when the token expires, after `maxAgeMs` in case an
+ * announcement is missed, and with all others while the listening connection is lost.
  */
 export class AccessTokenCache implements ChangeListener {
   private readonly entries = new Map<string, { context: AccessTokenContext; storedAt: number }>();

@@ -3,7 +3,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../context.js';
 import { bearerContext, requireBearer } from '../../http/bearer-auth.js';
-import { toUser } from '../accounts/user.js';
 import { presentMe, presentUserinfo } from './profile.presenter.js';
 
 /** The presenter owns the fields (CONTRACT.md §5); these schemas only fix the envelope. */
@@ -23,8 +22,7 @@ export const profileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   /** The token owner's claims, gated by the token's granted scopes exactly as the id_token is. */
   const userinfo = (request: FastifyRequest) => {
     const context = bearerContext(request);
-    // toUser until the bearer lookup returns a User (then it goes: no allocation per request here).
-    return presentUserinfo(toUser(context.user), context.scopes, deps.ctx.config.PUBLIC_URL);
+    return presentUserinfo(context.user, context.scopes, deps.ctx.config.PUBLIC_URL);
   };
 
   // OIDC Core §5.3.1: the UserInfo endpoint answers GET and POST.

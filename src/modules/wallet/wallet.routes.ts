@@ -4,7 +4,7 @@ import type { Deps } from '../../context.js';
 import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
 import { walletCharges } from '../../http/metrics.js';
 import { AccessDenied, IdempotencyConflict, InsufficientFunds } from '../../lib/errors.js';
-import { lookUpClient } from '../oauth/client-auth.js';
+import { lookUpClient } from '../oauth/client-auth.service.js';
 import {
   balanceResponseSchema,
   chargeBodySchema,
@@ -32,7 +32,7 @@ export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     // The client cache drops a client on every instance as soon as its row changes, so an operator
     // who withdraws the right stops the client at once.
     const client = await lookUpClient(deps.db, deps.ctx, token.clientId);
-    if (!client?.wallet || client.disabled_at !== null) {
+    if (!client?.wallet || client.disabledAt !== null) {
       throw new AccessDenied('This application does not hold the wallet right.');
     }
     actors.set(request, {

@@ -37,12 +37,16 @@ async function signInPage(username: string, password: string, browser = new Brow
 
 /** The official app on a phone with its own key: `verify(deviceId, username, password)` through the mobile routes. */
 async function officialApp() {
-  const app = await createClient(t.database.db, t.clock, {
-    name: 'Official app',
-    siteUrl: 'https://id.example',
-    redirectUris: ['https://id.example/app'],
-    officialMobile: true,
-  });
+  const app = await createClient(
+    t.database.db,
+    { config: t.config, clock: t.clock },
+    {
+      name: 'Official app',
+      siteUrl: 'https://id.example',
+      redirectUris: ['https://id.example/app'],
+      officialMobile: true,
+    },
+  );
   const keys = generateKeyPairSync('ed25519');
   return async (deviceId: string, username: string, password: string) => {
     const challenge = (

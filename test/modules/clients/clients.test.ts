@@ -1,23 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/lib/clock.js';
 import { secretMatchesHash } from '../../../src/lib/secrets.js';
-import { findClientByClientId } from '../../../src/modules/clients/clients.repository.js';
+import { findClientWithSecretHash } from '../../../src/modules/clients/clients.repository.js';
 import {
   createClient,
   listClients,
   rotateClientSecret,
   updateClient,
 } from '../../../src/modules/clients/clients.service.js';
+import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 
 let database: TestDatabase;
 const clock = fixedClock('2026-05-01T00:00:00Z');
+const ctx = { config: testConfig(), clock };
 let clientId = '';
 let firstSecret = '';
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  const client = await createClient(database.db, clock, {
+  const client = await createClient(database.db, ctx, {
     name: 'Shop',
     siteUrl: 'https://shop.example',
     redirectUris: ['https://shop.example/cb'],
@@ -28,7 +30,7 @@ beforeAll(async () => {
 afterAll(() => database.drop());
 
 async function stored() {
-  const row = await findClientByClientId(database.db, clientId);
+  const row = await findClientWithSecretHash(database.db, clientId);
   if (!row) throw new Error('the client is gone');
   return row;
 }
@@ -47,7 +49,7 @@ const VIEW_KEYS = [
 describe('updateClient', () => {
   it('changes the name and the flags, and returns the client as clients list shows it', async () => {
     clock.set('2026-05-02T00:00:00Z');
-    const view = await updateClient(database.db, clock, clientId, {
+    const view = await updateClient(database.db, ctx, clientId, {
       name: '  Shop Two ',
       wallet: true,
       officialMobile: true,
@@ -62,29 +64,29 @@ describe('updateClient', () => {
       redirect_uris: ['https://shop.example/cb'],
     });
     expect(await listClients(database.db)).toEqual([view]);
-    expect((await stored()).updated_at.toISOString()).toBe('2026-05-02T00:00:00.000Z');
+    expect((await stored()).updatedAt.toISOString()).toBe('2026-05-02T00:00:00.000Z');
 
-    const back = await updateClient(database.db, clock, clientId, { wallet: false, officialMobile: false });
+    const back = await updateClient(database.db, ctx, clientId, { wallet: false, officialMobile: false });
     expect(back).toMatchObject({ name: 'Shop Two', wallet: false, official_mobile: false });
   });
 
   it('disables (keeping the first disabled_at) and enables', async () => {
     clock.set('2026-05-03T00:00:00Z');
-    expect(await updateClient(database.db, clock, clientId, { disabled: true })).toMatchObject({
+    expect(await updateClient(database.db, ctx, clientId, { disabled: true })).toMatchObject({
       disabled: true,
     });
-    expect((await stored()).disabled_at?.toISOString()).toBe('2026-05-03T00:00:00.000Z');
+    expect((await stored()).disabledAt?.toISOString()).toBe('2026-05-03T00:00:00.000Z');
     clock.set('2026-05-04T00:00:00Z');
-    await updateClient(database.db, clock, clientId, { disabled: true });
-    expect((await stored()).disabled_at?.toISOString()).toBe('2026-05-03T00:00:00.000Z');
-    expect(await updateClient(database.db, clock, clientId, { disabled: false })).toMatchObject({
+    await updateClient(database.db, ctx, clientId, { disabled: true });
+    expect((await stored()).disabledAt?.toISOString()).toBe('2026-05-03T00:00:00.000Z');
+    expect(await updateClient(database.db, ctx, clientId, { disabled: false })).toMatchObject({
       disabled: false,
     });
-    expect((await stored()).disabled_at).toBeNull();
+    expect((await stored()).disabledAt).toBeNull();
   });
 
   it('adds and removes redirect URIs; adding a registered one changes nothing', async () => {
-    const added = await updateClient(database.db, clock, clientId, {
+    const added = await updateClient(database.db, ctx, clientId, {
       addRedirectUris: ['https://shop.example/cb2', 'http://127.0.0.1:8080/cb', 'https://shop.example/cb'],
     });
     expect(added.redirect_uris).toEqual([
@@ -92,7 +94,7 @@ describe('updateClient', () => {
       'https://shop.example/cb2',
       'http://127.0.0.1:8080/cb',
     ]);
-    const removed = await updateClient(database.db, clock, clientId, {
+    const removed = await updateClient(database.db, ctx, clientId, {
       removeRedirectUris: ['https://shop.example/cb'],
       addRedirectUris: ['https://shop.example/cb3'],
     });
@@ -115,7 +117,7 @@ describe('updateClient', () => {
         { addRedirectUris: ['https://shop.example/x'], removeRedirectUris: ['https://shop.example/x'] },
         /both added and removed/,
       ],
-      [{ removeRedirectUris: before.redirect_uris }, /at least one redirect URI/],
+      [{ removeRedirectUris: before.redirectUris }, /at least one redirect URI/],
       [
         { addRedirectUris: Array.from({ length: 18 }, (_, i) => `https://shop.example/n${i}`) },
         /at most 20 redirect URIs/,
@@ -123,7 +125,7 @@ describe('updateClient', () => {
       [{ name: ' ' }, /name must not be empty/],
     ];
     for (const [input, message] of cases) {
-      await expect(updateClient(database.db, clock, clientId, input)).rejects.toMatchObject({
+      await expect(updateClient(database.db, ctx, clientId, input)).rejects.toMatchObject({
         error: 'invalid_request',
         description: expect.stringMatching(message),
       });
@@ -132,15 +134,15 @@ describe('updateClient', () => {
   });
 
   it('accepts up to 20 redirect URIs', async () => {
-    const current = (await stored()).redirect_uris.length;
-    const view = await updateClient(database.db, clock, clientId, {
+    const current = (await stored()).redirectUris.length;
+    const view = await updateClient(database.db, ctx, clientId, {
       addRedirectUris: Array.from({ length: 20 - current }, (_, i) => `https://shop.example/m${i}`),
     });
     expect(view.redirect_uris).toHaveLength(20);
   });
 
   it('an unknown client is not_found', async () => {
-    await expect(updateClient(database.db, clock, 'pk_unknown', { name: 'X' })).rejects.toMatchObject({
+    await expect(updateClient(database.db, ctx, 'pk_unknown', { name: 'X' })).rejects.toMatchObject({
       error: 'not_found',
       description: 'no client with client_id pk_unknown',
     });
@@ -150,24 +152,24 @@ describe('updateClient', () => {
 describe('rotateClientSecret', () => {
   it('returns a new secret once; only its hash is stored and the old secret stops matching', async () => {
     const before = await stored();
-    expect(secretMatchesHash(firstSecret, before.secret_hash)).toBe(true);
+    expect(secretMatchesHash(firstSecret, before.secretHash)).toBe(true);
     clock.set('2026-05-05T00:00:00Z');
-    const rotated = await rotateClientSecret(database.db, clock, clientId);
+    const rotated = await rotateClientSecret(database.db, ctx, clientId);
     expect(Object.keys(rotated).sort()).toEqual([...VIEW_KEYS, 'client_secret'].sort());
     expect(rotated.client_secret).toMatch(/^sk_[A-Za-z0-9_-]{43,}$/);
     expect(rotated.client_secret).not.toBe(firstSecret);
     const after = await stored();
-    expect(after.secret_hash).not.toBe(before.secret_hash);
-    expect(after.secret_hash).not.toContain(rotated.client_secret);
-    expect(secretMatchesHash(rotated.client_secret, after.secret_hash)).toBe(true);
-    expect(secretMatchesHash(firstSecret, after.secret_hash)).toBe(false);
-    expect(after.updated_at.toISOString()).toBe('2026-05-05T00:00:00.000Z');
+    expect(after.secretHash).not.toBe(before.secretHash);
+    expect(after.secretHash).not.toContain(rotated.client_secret);
+    expect(secretMatchesHash(rotated.client_secret, after.secretHash)).toBe(true);
+    expect(secretMatchesHash(firstSecret, after.secretHash)).toBe(false);
+    expect(after.updatedAt.toISOString()).toBe('2026-05-05T00:00:00.000Z');
     const { client_secret: _secret, ...view } = rotated;
     expect(await listClients(database.db)).toEqual([view]);
   });
 
   it('an unknown client is not_found', async () => {
-    await expect(rotateClientSecret(database.db, clock, 'pk_unknown')).rejects.toMatchObject({
+    await expect(rotateClientSecret(database.db, ctx, 'pk_unknown')).rejects.toMatchObject({
       error: 'not_found',
     });
   });

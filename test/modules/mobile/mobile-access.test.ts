@@ -48,15 +48,21 @@ describe('only the official app', () => {
   });
 
   it('refuses the official client once it is disabled', async () => {
-    const spare = await createClient(t.database.db, t.clock, {
-      name: 'Spare app',
-      siteUrl: 'https://id.example',
-      redirectUris: ['https://id.example/spare'],
-      officialMobile: true,
-    });
+    const spare = await createClient(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      {
+        name: 'Spare app',
+        siteUrl: 'https://id.example',
+        redirectUris: ['https://id.example/spare'],
+        officialMobile: true,
+      },
+    );
     const phone = new Phone(spare.client_id);
     await phone.challenge();
-    await updateClient(t.database.db, t.clock, spare.client_id, { disabled: true });
+    await updateClient(t.database.db, { config: t.config, clock: t.clock }, spare.client_id, {
+      disabled: true,
+    });
     expectApiError(
       await post('/api/v1/mobile/challenge', { client_id: spare.client_id, device_id: phone.deviceId }),
       403,

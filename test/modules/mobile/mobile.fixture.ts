@@ -21,12 +21,16 @@ export let alice: TestUser;
 export function setUpMobileApp(): void {
   beforeAll(async () => {
     t = await createTestApp();
-    const official = await createClient(t.database.db, t.clock, {
-      name: 'Official app',
-      siteUrl: 'https://id.example',
-      redirectUris: ['https://id.example/app'],
-      officialMobile: true,
-    });
+    const official = await createClient(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      {
+        name: 'Official app',
+        siteUrl: 'https://id.example',
+        redirectUris: ['https://id.example/app'],
+        officialMobile: true,
+      },
+    );
     appClientId = official.client_id;
     appClientSecret = official.client_secret;
     thirdParty = await makeClient(t);

@@ -110,8 +110,12 @@ describe('a code issued before access ended mints nothing', () => {
       refresh_token: string;
     };
     const code = await consentedCode(browser, client);
-    await updateClient(t.database.db, t.clock, client.clientId, { disabled: true });
-    await updateClient(t.database.db, t.clock, client.clientId, { disabled: false });
+    await updateClient(t.database.db, { config: t.config, clock: t.clock }, client.clientId, {
+      disabled: true,
+    });
+    await updateClient(t.database.db, { config: t.config, clock: t.clock }, client.clientId, {
+      disabled: false,
+    });
     expectApiError(await exchangeCode(t.app, client, code), 400, 'invalid_grant');
     const userinfo = await t.app.inject({
       method: 'GET',
@@ -240,7 +244,7 @@ describe('prompt=login and max_age cannot be skipped', () => {
     const user = await makeUser(t);
     const browser = new Browser(t.app);
     const redirect = await browser.get(authorizeUrl(client));
-    await updateClient(t.database.db, t.clock, client.clientId, {
+    await updateClient(t.database.db, { config: t.config, clock: t.clock }, client.clientId, {
       removeRedirectUris: ['https://site.example/a'],
     });
     const signedIn = await signIn(browser, user, String(redirect.headers.location));

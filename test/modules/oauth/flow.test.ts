@@ -7,10 +7,7 @@ import { Browser, forms, hiddenFields, hiddenFieldsOf, inputs } from '../../help
 import { makeClient, makeUser, type TestClient, type TestUser } from '../../helpers/factories.js';
 import { basic, postForm } from '../../helpers/http.js';
 
-/**
- * The browser side of the flow through the real routes: sign-in, consent, remembered consent,
- * prompt values, deny, the e-mail checkbox, and what revoking and disabling do.
- */
+// The browser side of the flow through the real routes, up to what revoking and disabling do.
 let t: TestApp;
 let client: TestClient;
 let user: TestUser;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUTHORIZATION_CODE_TTL_MS } from '../../../src/modules/oauth/authorize.service.js';
+import { AUTHORIZATION_CODE_TTL_MS } from '../../../src/modules/oauth/authorize/code.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { makeClient, makeUser, mintCode, type TestClient } from '../../helpers/factories.js';

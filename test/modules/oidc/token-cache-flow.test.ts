@@ -148,7 +148,11 @@ describe('the in-process token cache across two instances', () => {
     expect(await exchangeOnB(site)).toBe(200);
     expect(clientCacheB.get(site.clientId, b.clock.now().getTime())).toBeDefined();
 
-    const rotated = await rotateClientSecret(database.db, a.clock, site.clientId);
+    const rotated = await rotateClientSecret(
+      database.db,
+      { config: a.config, clock: a.clock },
+      site.clientId,
+    );
     await expect.poll(() => exchangeOnB(site), { timeout: 1000, interval: 20 }).toBe(401);
     const renewed = { ...site, clientSecret: rotated.client_secret };
     expect(await exchangeOnB(renewed)).toBe(200);

@@ -1,13 +1,9 @@
-import type { Selectable } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import type { UsersTable } from '../../../src/db/schema.js';
-import type { ClientRow } from '../../../src/modules/clients/clients.repository.js';
+import type { User } from '../../../src/modules/accounts/user.js';
+import type { ClientWithSecretHash } from '../../../src/modules/clients/clients.repository.js';
 import { ClientCache } from '../../../src/modules/oauth/client-cache.js';
 import type { AccessTokenContext } from '../../../src/modules/oidc/token-cache.js';
 import { AccessTokenCache } from '../../../src/modules/oidc/token-cache.js';
-
-/** A `users` row, until this module reads the `User` of accounts/user.ts. */
-type UserRow = Selectable<UsersTable>;
 
 function context(
   tokenHash: string,
@@ -21,7 +17,7 @@ function context(
     clientId: 'pk_x',
     scopes: ['openid'],
     expiresAt: new Date(ids.expiresAt ?? 1_000_000),
-    user: { id: ids.user ?? 1 } as UserRow,
+    user: { id: ids.user ?? 1 } as User,
   } satisfies AccessTokenContext;
 }
 
@@ -99,7 +95,7 @@ describe('AccessTokenCache', () => {
 });
 
 describe('ClientCache', () => {
-  const row = (id: number, clientId: string) => ({ id, client_id: clientId }) as unknown as ClientRow;
+  const row = (id: number, clientId: string) => ({ id, clientId }) as unknown as ClientWithSecretHash;
 
   it('keeps clients while listening, drops one on its announcement and all when listening stops', () => {
     const cache = new ClientCache({ maxAgeMs: 10_000, maxEntries: 10 });

@@ -4,6 +4,7 @@ import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { grantPremium } from '../../../src/modules/premium/premium.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
+import { depsOf } from '../../helpers/factories.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /*
@@ -20,7 +21,7 @@ let userCount = 0;
 
 beforeAll(async () => {
   t = await createTestApp();
-  const client = await createClient(t.database.db, t.clock, {
+  const client = await createClient(t.database.db, depsOf(t).ctx, {
     name: 'Shop',
     siteUrl: 'https://shop.example',
     redirectUris: ['https://shop.example/cb'],

@@ -29,11 +29,15 @@ export function setUpUserinfoApp(): void {
       },
     );
     userId = user.id;
-    const client = await createClient(t.database.db, t.clock, {
-      name: 'Shop',
-      siteUrl: 'https://shop.example',
-      redirectUris: ['https://shop.example/cb'],
-    });
+    const client = await createClient(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      {
+        name: 'Shop',
+        siteUrl: 'https://shop.example',
+        redirectUris: ['https://shop.example/cb'],
+      },
+    );
     clientId = client.client_id;
   });
   afterAll(() => t.close());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { updateClient } from '../../../src/modules/clients/clients.service.js';
-import { revokeAppAccess } from '../../../src/modules/oauth/consents.repository.js';
+import { revokeAppAccess } from '../../../src/modules/oauth/consents.service.js';
 import { credit } from '../../../src/modules/wallet/wallet.service.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { makeClient } from '../../helpers/factories.js';
@@ -58,10 +58,14 @@ describe('access', () => {
     const user = await holder(10, outlet);
     expect(await balanceOf(user.token)).toBe(10);
     // The operator's CLI is another process: the change counts once the database announced it.
-    await updateClient(t.database.db, t.clock, outlet.clientId, { wallet: false });
+    await updateClient(t.database.db, { config: t.config, clock: t.clock }, outlet.clientId, {
+      wallet: false,
+    });
     await t.sync();
     for (const route of ROUTES) expectApiError(await call(route, user.token), 403, 'access_denied');
-    await updateClient(t.database.db, t.clock, outlet.clientId, { wallet: true });
+    await updateClient(t.database.db, { config: t.config, clock: t.clock }, outlet.clientId, {
+      wallet: true,
+    });
     await t.sync();
     expect((await charge(user.token, order(1))).statusCode).toBe(201);
   });

@@ -1,0 +1,36 @@
+import type { FastifyRequest } from 'fastify';
+import { type BasicCredentials, decodeBasicCredentials } from '../lib/basic-credentials.js';
+import { InvalidClient, InvalidRequest } from '../lib/errors.js';
+
+/**
+ * The client credentials of a token, revocation or introspection request: HTTP Basic (SPEC.md)
+ * or client_secret_post (RFC 6749 §2.3.1), never both at once.
+ */
+export function clientCredentials(request: FastifyRequest, body: Record<string, unknown>): BasicCredentials {
+  const header = request.headers.authorization;
+  const postedId = body.client_id;
+  const postedSecret = body.client_secret;
+  if (header !== undefined) {
+    if (postedSecret !== undefined) {
+      throw new InvalidRequest(
+        'Use one client authentication method: HTTP Basic or client_secret in the body, not both.',
+      );
+    }
+    const decoded = decodeBasicCredentials(header);
+    if (decoded === undefined || decoded === 'malformed') {
+      throw new InvalidClient(
+        'The Authorization header is not Basic client_id:client_secret, each form-urlencoded (RFC 6749 section 2.3.1).',
+      );
+    }
+    if (postedId !== undefined && postedId !== decoded.clientId) {
+      throw new InvalidRequest('client_id in the body differs from the one in the Authorization header.');
+    }
+    return decoded;
+  }
+  if (typeof postedId === 'string' && typeof postedSecret === 'string') {
+    return { clientId: postedId, clientSecret: postedSecret };
+  }
+  throw new InvalidClient(
+    'Authenticate the client with HTTP Basic (client_id:client_secret) or client_secret_post.',
+  );
+}

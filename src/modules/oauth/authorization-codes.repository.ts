@@ -1,0 +1,195 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { toUser, USER_COLUMNS, type User } from '../accounts/user.js';
+
+/** A code as stored, with its user's and consent's state, to say why a redemption failed. */
+export interface StoredAuthorizationCode {
+  clientPk: number;
+  redirectUri: string;
+  scopes: string[];
+  codeChallenge: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+  consumedAt: Date | null;
+  userDisabledAt: Date | null;
+  consentCreatedAt: Date | null;
+  consentScopes: string[] | null;
+}
+
+export interface RedeemedCode {
+  grantId: number;
+  scopes: string[];
+  nonce: string | null;
+  authTime: Date;
+  refreshIssued: boolean;
+  user: User;
+}
+
+export async function insertAuthorizationCode(
+  db: Kysely<Database>,
+  code: {
+    codeHash: string;
+    clientPk: number;
+    userId: number;
+    redirectUri: string;
+    scopes: string[];
+    codeChallenge: string | null;
+    nonce: string | null;
+    authTime: Date;
+    at: Date;
+    expiresAt: Date;
+  },
+): Promise<void> {
+  await db
+    .insertInto('authorization_codes')
+    .values({
+      code_hash: code.codeHash,
+      client_pk: code.clientPk,
+      user_id: code.userId,
+      redirect_uri: code.redirectUri,
+      scopes: code.scopes,
+      code_challenge: code.codeChallenge,
+      nonce: code.nonce,
+      auth_time: code.authTime,
+      created_at: code.at,
+      expires_at: code.expiresAt,
+    })
+    .execute();
+}
+
+/** Deletes the codes not yet redeemed of a user, a client, or both; answers how many. */
+export async function deleteUnredeemedCodes(
+  db: Kysely<Database>,
+  where: { userId?: number; clientPk?: number },
+): Promise<number> {
+  let query = db.deleteFrom('authorization_codes').where('consumed_at', 'is', null);
+  if (where.userId !== undefined) query = query.where('user_id', '=', where.userId);
+  if (where.clientPk !== undefined) query = query.where('client_pk', '=', where.clientPk);
+  const result = await query.executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+const USER_SELECT = sql.join(USER_COLUMNS.map((column) => sql.ref(`u.${column}`)));
+
+/**
+ * Redeems a code in ONE statement (RFC 6749 §4.1.3, RFC 7636 §4.6; `challenge` is S256 of the
+ * verifier, or null) and inserts its grant and tokens in the same statement: one atomic round trip
+ * on the hot path is why this writes grants and tokens here. Undefined when any condition fails
+ * (nothing is written; `findAuthorizationCode` tells which).
+ */
+export async function redeemAuthorizationCode(
+  db: Kysely<Database>,
+  input: {
+    codeHash: string;
+    clientPk: number;
+    redirectUri: string;
+    challenge: string | null;
+    now: Date;
+    accessTokenHash: string;
+    accessExpiresAt: Date;
+    refreshTokenHash: string;
+    refreshExpiresAt: Date;
+  },
+): Promise<RedeemedCode | undefined> {
+  const result = await sql<
+    Parameters<typeof toUser>[0] & {
+      r_grant_id: number;
+      r_scopes: string[];
+      r_nonce: string | null;
+      r_auth_time: Date;
+      r_refresh_issued: boolean;
+    }
+  >`
+    with code as (
+      update authorization_codes c set consumed_at = ${input.now}
+      where c.code_hash = ${input.codeHash}
+        and c.consumed_at is null
+        and c.client_pk = ${input.clientPk}
+        and c.redirect_uri = ${input.redirectUri}
+        and c.expires_at > ${input.now}
+        and c.code_challenge is not distinct from ${input.challenge}::text
+        and exists (select 1 from users u where u.id = c.user_id and u.disabled_at is null)
+        and exists (select 1 from clients k where k.id = c.client_pk and k.disabled_at is null)
+        -- The consent the code was issued under still stands: not revoked (a consent given again
+        -- afterwards is newer than the code) and still covering the code's scopes.
+        and exists (
+          select 1 from consents k
+          where k.user_id = c.user_id and k.client_pk = c.client_pk
+            and k.created_at <= c.created_at and c.scopes <@ k.scopes
+        )
+      returning c.*
+    ), g as (
+      insert into grants (user_id, client_pk, scopes, code_hash, auth_time, created_at)
+      select user_id, client_pk, scopes, code_hash, auth_time, ${input.now} from code
+      returning id
+    ), a as (
+      insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
+      select ${input.accessTokenHash}, g.id, code.user_id, code.client_pk, code.scopes, ${input.now}, ${input.accessExpiresAt}
+      from code, g
+      returning grant_id
+    ), r as (
+      insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
+      select ${input.refreshTokenHash}, g.id, ${input.now}, ${input.refreshExpiresAt}
+      from code, g
+      where 'offline_access' = any(code.scopes)
+      returning grant_id
+    )
+    select ${USER_SELECT}, g.id as r_grant_id, code.scopes as r_scopes, code.nonce as r_nonce,
+      code.auth_time as r_auth_time, exists (select 1 from r) as r_refresh_issued
+    from code, g, a, users u
+    where u.id = code.user_id
+  `.execute(db);
+  const row = result.rows[0];
+  if (!row) return undefined;
+  return {
+    grantId: row.r_grant_id,
+    scopes: row.r_scopes,
+    nonce: row.r_nonce,
+    authTime: row.r_auth_time,
+    refreshIssued: row.r_refresh_issued,
+    user: toUser(row),
+  };
+}
+
+/** A code as stored. One statement, with read-only joins to its user and consent. */
+export async function findAuthorizationCode(
+  db: Kysely<Database>,
+  codeHash: string,
+): Promise<StoredAuthorizationCode | undefined> {
+  const row = await db
+    .selectFrom('authorization_codes')
+    .innerJoin('users', 'users.id', 'authorization_codes.user_id')
+    .leftJoin('consents', (join) =>
+      join
+        .onRef('consents.user_id', '=', 'authorization_codes.user_id')
+        .onRef('consents.client_pk', '=', 'authorization_codes.client_pk'),
+    )
+    .select([
+      'authorization_codes.created_at',
+      'authorization_codes.scopes',
+      'consents.created_at as consent_created_at',
+      'consents.scopes as consent_scopes',
+      'authorization_codes.client_pk',
+      'authorization_codes.redirect_uri',
+      'authorization_codes.code_challenge',
+      'authorization_codes.expires_at',
+      'authorization_codes.consumed_at',
+      'users.disabled_at as user_disabled_at',
+    ])
+    .where('authorization_codes.code_hash', '=', codeHash)
+    .executeTakeFirst();
+  return (
+    row && {
+      clientPk: row.client_pk,
+      redirectUri: row.redirect_uri,
+      scopes: row.scopes,
+      codeChallenge: row.code_challenge,
+      createdAt: row.created_at,
+      expiresAt: row.expires_at,
+      consumedAt: row.consumed_at,
+      userDisabledAt: row.user_disabled_at,
+      consentCreatedAt: row.consent_created_at,
+      consentScopes: row.consent_scopes,
+    }
+  );
+}

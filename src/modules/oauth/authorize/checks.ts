@@ -1,0 +1,189 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../db/schema.js';
+import { ApiError, InvalidRequest, InvalidScope } from '../../../lib/errors.js';
+import { isS256Challenge } from '../../../lib/pkce.js';
+import { isCustomScheme, redirectUriMatches } from '../../../lib/redirect-uri.js';
+import type { Client } from '../../clients/client.js';
+import { findClientByClientId } from '../../clients/clients.repository.js';
+import { ALL_SCOPES, DEFAULT_SCOPES, isScope, normalizeScopes } from '../scopes.js';
+import { type AuthorizationRequest, AuthorizeRedirectError, type Prompt } from './request.js';
+
+type Query = Record<string, unknown>;
+type Fail = (error: ApiError) => never;
+/** A check that may redirect: it reads the query and fills its part of the request, or fails. */
+type Check = (query: Query, request: AuthorizationRequest, fail: Fail) => void;
+
+const MAX_PARAMETER_LENGTH = 2000;
+
+/** One query parameter: absent, or one string. A repeated parameter is refused (RFC 6749 §3.1). */
+function single(query: Query, name: string, fail: Fail): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') fail(new InvalidRequest(`The ${name} parameter must be sent once.`));
+  if (value.length > MAX_PARAMETER_LENGTH) fail(new InvalidRequest(`The ${name} parameter is too long.`));
+  return value;
+}
+
+/** A client_id or redirect_uri problem: an error page, never a redirect (RFC 6749 §4.1.2.1). */
+function pageError(description: string): never {
+  throw new InvalidRequest(description, { redirectable: false });
+}
+const failPage: Fail = (error) => pageError(error.description);
+
+/** client_id: present, registered, enabled. Until it is, nothing may redirect. */
+async function checkClient(db: Kysely<Database>, query: Query): Promise<Client> {
+  const clientId = single(query, 'client_id', failPage);
+  if (!clientId) pageError('The request has no client_id.');
+  const client = clientId.length <= 200 ? await findClientByClientId(db, clientId) : undefined;
+  if (!client || client.disabledAt !== null) pageError('The client_id is not a registered application.');
+  return client;
+}
+
+/** redirect_uri: registered (exact match; a loopback port may differ, RFC 8252 §7.3). */
+function checkRedirectUri(query: Query, client: Client): string {
+  const redirectUri = single(query, 'redirect_uri', failPage);
+  if (!redirectUri) pageError('The request has no redirect_uri.');
+  if (!redirectUriMatches(client.redirectUris, redirectUri)) {
+    pageError('The redirect_uri is not registered for this application.');
+  }
+  // SPEC.md, native applications: no custom scheme for a client whose site is an HTTPS address.
+  const scheme = `${redirectUri.split(':', 1)[0]}:`;
+  if (isCustomScheme(scheme) && client.siteUrl.startsWith('https:')) {
+    pageError('A custom-scheme redirect is not supported for this application; use an https redirect.');
+  }
+  return redirectUri;
+}
+
+function noRepeatedParameters(query: Query, _request: AuthorizationRequest, fail: Fail): void {
+  for (const value of Object.values(query)) {
+    if (Array.isArray(value))
+      fail(new InvalidRequest('Each parameter must be sent once (RFC 6749 section 3.1).'));
+  }
+}
+
+function noRequestObjects(query: Query, _request: AuthorizationRequest, fail: Fail): void {
+  if (query.request !== undefined)
+    fail(new ApiError(400, 'request_not_supported', 'Request objects are not supported.'));
+  if (query.request_uri !== undefined) {
+    fail(new ApiError(400, 'request_uri_not_supported', 'request_uri is not supported.'));
+  }
+}
+
+function responseType(query: Query, _request: AuthorizationRequest, fail: Fail): void {
+  const value = single(query, 'response_type', fail);
+  if (!value) fail(new InvalidRequest('response_type is required; use response_type=code.'));
+  if (value !== 'code') {
+    fail(new ApiError(400, 'unsupported_response_type', 'Only response_type=code is supported.'));
+  }
+  const responseMode = single(query, 'response_mode', fail);
+  if (responseMode !== undefined && responseMode !== 'query') {
+    fail(new InvalidRequest('Only response_mode=query is supported.'));
+  }
+}
+
+function state(query: Query, request: AuthorizationRequest, fail: Fail): void {
+  const value = single(query, 'state', fail);
+  if (!value) fail(new InvalidRequest('state is required: send a random value and compare it on return.'));
+  request.state = value;
+}
+
+function scope(query: Query, request: AuthorizationRequest, fail: Fail): void {
+  const value = single(query, 'scope', fail);
+  const requested = value === undefined ? [...DEFAULT_SCOPES] : value.split(' ').filter(Boolean);
+  if (requested.length === 0) fail(new InvalidScope('scope is empty.'));
+  const unknown = requested.filter((name) => !isScope(name));
+  if (unknown.length > 0)
+    fail(new InvalidScope(`scope has an unknown value; the scopes are: ${ALL_SCOPES.join(' ')}.`));
+  if (requested.includes('wallet') && !request.client.wallet) {
+    fail(new InvalidScope('This application may not request the wallet scope.'));
+  }
+  request.scopes = normalizeScopes(requested);
+}
+
+function pkce(query: Query, request: AuthorizationRequest, fail: Fail): void {
+  const challenge = single(query, 'code_challenge', fail);
+  const method = single(query, 'code_challenge_method', fail);
+  if (method !== undefined && challenge === undefined) {
+    fail(new InvalidRequest('code_challenge_method was sent without a code_challenge.'));
+  }
+  if (challenge !== undefined) {
+    if (method !== 'S256')
+      fail(new InvalidRequest('code_challenge_method must be S256 (plain is not supported).'));
+    if (!isS256Challenge(challenge)) {
+      fail(
+        new InvalidRequest(
+          'code_challenge must be the base64url SHA-256 of the code_verifier (43 characters).',
+        ),
+      );
+    }
+  }
+  request.codeChallenge = challenge ?? null;
+}
+
+function nonce(query: Query, request: AuthorizationRequest, fail: Fail): void {
+  request.nonce = single(query, 'nonce', fail) ?? null;
+}
+
+function prompt(query: Query, request: AuthorizationRequest, fail: Fail): void {
+  for (const value of (single(query, 'prompt', fail) ?? '').split(' ').filter(Boolean)) {
+    if (value !== 'none' && value !== 'login' && value !== 'consent') {
+      fail(new InvalidRequest('prompt must be none, login or consent.'));
+    }
+    request.prompt.add(value as Prompt);
+  }
+  if (request.prompt.has('none') && request.prompt.size > 1) {
+    fail(new InvalidRequest('prompt=none cannot be combined.'));
+  }
+}
+
+function maxAge(query: Query, request: AuthorizationRequest, fail: Fail): void {
+  const value = single(query, 'max_age', fail);
+  if (value !== undefined && !/^\d{1,9}$/.test(value)) {
+    fail(new InvalidRequest('max_age must be a whole number of seconds.'));
+  }
+  request.maxAge = value === undefined ? null : Number(value);
+}
+
+/**
+ * The checks that answer by a redirect, in order (after node-oidc-provider's
+ * lib/actions/authorization/); the client and its redirect_uri were checked before them.
+ */
+const CHECKS: readonly Check[] = [
+  noRepeatedParameters, // RFC 6749 §3.1: no parameter may be sent twice
+  noRequestObjects, // OIDC Core §6: request and request_uri are not supported
+  responseType, // RFC 6749 §3.1.1: the code flow only, answered in the query
+  state, // CONTRACT.md §5: state is required
+  scope, // CONTRACT.md §6: known scopes only; wallet only for clients with the right
+  pkce, // RFC 7636 §4.3, RFC 9700 §2.1.1: S256 only
+  nonce, // OIDC Core §3.1.2.1: echoed in the id_token
+  prompt, // OIDC Core §3.1.2.1: none, login, consent; none stands alone
+  maxAge, // OIDC Core §3.1.2.1: whole seconds since the last sign-in
+];
+
+/**
+ * Checks an authorize request. A client_id or redirect_uri problem throws an `ApiError` that is
+ * not redirectable; every later problem an `AuthorizeRedirectError`.
+ */
+export async function checkAuthorizeRequest(
+  db: Kysely<Database>,
+  query: Query,
+): Promise<AuthorizationRequest> {
+  const client = await checkClient(db, query); // RFC 6749 §4.1.2.1: no redirect before the client is known
+  const redirectUri = checkRedirectUri(query, client); // RFC 6749 §3.1.2.3, RFC 8252 §7.3: registered
+  const rawState = typeof query.state === 'string' ? query.state : undefined;
+  const fail: Fail = (error) => {
+    throw new AuthorizeRedirectError(error, redirectUri, rawState);
+  };
+  const request: AuthorizationRequest = {
+    client,
+    redirectUri,
+    scopes: [],
+    state: '',
+    nonce: null,
+    codeChallenge: null,
+    prompt: new Set(),
+    maxAge: null,
+  };
+  for (const check of CHECKS) check(query, request, fail);
+  return request;
+}

@@ -1,0 +1,282 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/** An access or refresh token with what decides whether it still works (introspection, revocation). */
+export interface StoredToken {
+  grantId: number;
+  clientPk: number;
+  clientId: string;
+  userId: number;
+  username: string;
+  scopes: string[];
+  createdAt: Date;
+  expiresAt: Date;
+  revokedAt: Date | null;
+  grantRevokedAt: Date | null;
+  userDisabledAt: Date | null;
+  clientDisabledAt: Date | null;
+}
+
+export type StoredAccessToken = StoredToken;
+
+export interface StoredRefreshToken extends StoredToken {
+  rotatedAt: Date | null;
+  /** The grant is a device's of the mobile app (it refreshes with its signature only). */
+  ofDevice: boolean;
+}
+
+/** A refresh token just marked used, with its grant. */
+export interface RotatedRefreshToken {
+  grantId: number;
+  expiresAt: Date;
+  userId: number;
+  clientPk: number;
+  scopes: string[];
+  authTime: Date;
+  grantRevokedAt: Date | null;
+}
+
+export function insertGrant(
+  db: Kysely<Database>,
+  grant: {
+    userId: number;
+    clientPk: number;
+    scopes: string[];
+    codeHash: string | null;
+    authTime: Date;
+    at: Date;
+  },
+): Promise<{ id: number }> {
+  return db
+    .insertInto('grants')
+    .values({
+      user_id: grant.userId,
+      client_pk: grant.clientPk,
+      scopes: grant.scopes,
+      code_hash: grant.codeHash,
+      auth_time: grant.authTime,
+      created_at: grant.at,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Revokes the live grants that match every given condition: all their access and refresh tokens
+ * stop working at once. Answers how many were revoked.
+ */
+export async function revokeGrants(
+  db: Kysely<Database>,
+  where: { id?: number; codeHash?: string; userId?: number; clientPk?: number },
+  at: Date,
+): Promise<number> {
+  let query = db.updateTable('grants').set({ revoked_at: at }).where('revoked_at', 'is', null);
+  if (where.id !== undefined) query = query.where('id', '=', where.id);
+  if (where.codeHash !== undefined) query = query.where('code_hash', '=', where.codeHash);
+  if (where.userId !== undefined) query = query.where('user_id', '=', where.userId);
+  if (where.clientPk !== undefined) query = query.where('client_pk', '=', where.clientPk);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** Ends the access tokens of a grant that are still live (a refresh replaces them). */
+export async function revokeAccessTokensOfGrant(
+  db: Kysely<Database>,
+  grantId: number,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: at })
+    .where('grant_id', '=', grantId)
+    .where('revoked_at', 'is', null)
+    .execute();
+}
+
+export async function insertAccessToken(
+  db: Kysely<Database>,
+  token: {
+    tokenHash: string;
+    grantId: number;
+    userId: number;
+    clientPk: number;
+    scopes: string[];
+    at: Date;
+    expiresAt: Date;
+  },
+): Promise<void> {
+  await db
+    .insertInto('access_tokens')
+    .values({
+      token_hash: token.tokenHash,
+      grant_id: token.grantId,
+      user_id: token.userId,
+      client_pk: token.clientPk,
+      scopes: token.scopes,
+      created_at: token.at,
+      expires_at: token.expiresAt,
+    })
+    .execute();
+}
+
+export async function insertRefreshToken(
+  db: Kysely<Database>,
+  token: { tokenHash: string; grantId: number; at: Date; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('refresh_tokens')
+    .values({
+      token_hash: token.tokenHash,
+      grant_id: token.grantId,
+      created_at: token.at,
+      expires_at: token.expiresAt,
+    })
+    .execute();
+}
+
+/**
+ * RFC 6749 §6 with rotation, in one atomic statement: uses the refresh token up and issues the new
+ * pair under its grant, if every rule holds (`scopes`: a narrower set, or null for the grant's).
+ * Undefined when one refused (nothing written; `findRefreshToken` tells which). A concurrent
+ * second use waits on the row lock, then finds it rotated. Reads users and mobile_devices.
+ */
+export async function rotateRefreshToken(
+  db: Kysely<Database>,
+  input: {
+    tokenHash: string;
+    clientPk: number;
+    scopes: string[] | null;
+    now: Date;
+    accessTokenHash: string;
+    accessExpiresAt: Date;
+    refreshTokenHash: string;
+    refreshExpiresAt: Date;
+  },
+): Promise<{ grantId: number; userId: number; scopes: string[] } | undefined> {
+  const result = await sql<{ grantId: number; userId: number; scopes: string[] }>`
+    with rotated as (
+      update refresh_tokens r set rotated_at = ${input.now}
+      from grants g join users u on u.id = g.user_id
+      where g.id = r.grant_id
+        and r.token_hash = ${input.tokenHash}
+        and r.rotated_at is null and r.revoked_at is null and r.expires_at > ${input.now}
+        and g.client_pk = ${input.clientPk} and g.revoked_at is null
+        and u.disabled_at is null
+        and (${input.scopes}::text[] is null or ${input.scopes}::text[] <@ g.scopes)
+        -- A device of the mobile app refreshes only with its signature (/api/v1/mobile/refresh).
+        and not exists (select 1 from mobile_devices d where d.grant_id = g.id)
+      returning r.grant_id, g.user_id, coalesce(${input.scopes}::text[], g.scopes) as scopes
+    ), access as (
+      insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
+      select ${input.accessTokenHash}, grant_id, user_id, ${input.clientPk}, scopes, ${input.now},
+        ${input.accessExpiresAt}
+      from rotated
+    ), refresh as (
+      insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
+      select ${input.refreshTokenHash}, grant_id, ${input.now}, ${input.refreshExpiresAt} from rotated
+    )
+    select grant_id as "grantId", user_id as "userId", scopes from rotated`.execute(db);
+  return result.rows[0];
+}
+
+/** Marks a refresh token used (rotated) and answers it with its grant, when it was unused and unrevoked. */
+export async function markRefreshTokenRotated(
+  db: Kysely<Database>,
+  tokenHash: string,
+  now: Date,
+): Promise<RotatedRefreshToken | undefined> {
+  const row = await db
+    .updateTable('refresh_tokens')
+    .set({ rotated_at: now })
+    .from('grants')
+    .whereRef('grants.id', '=', 'refresh_tokens.grant_id')
+    .where('refresh_tokens.token_hash', '=', tokenHash)
+    .where('refresh_tokens.rotated_at', 'is', null)
+    .where('refresh_tokens.revoked_at', 'is', null)
+    .returning([
+      'refresh_tokens.grant_id as grantId',
+      'refresh_tokens.expires_at as expiresAt',
+      'grants.user_id as userId',
+      'grants.client_pk as clientPk',
+      'grants.scopes',
+      'grants.auth_time as authTime',
+      'grants.revoked_at as grantRevokedAt',
+    ])
+    .executeTakeFirst();
+  return row;
+}
+
+/** A refresh token as stored. One statement, with read-only joins to its user and client. */
+export async function findRefreshToken(
+  db: Kysely<Database>,
+  tokenHash: string,
+): Promise<StoredRefreshToken | undefined> {
+  const row = await db
+    .selectFrom('refresh_tokens')
+    .innerJoin('grants', 'grants.id', 'refresh_tokens.grant_id')
+    .innerJoin('users', 'users.id', 'grants.user_id')
+    .innerJoin('clients', 'clients.id', 'grants.client_pk')
+    .select([
+      'refresh_tokens.grant_id as grantId',
+      'refresh_tokens.created_at as createdAt',
+      'refresh_tokens.expires_at as expiresAt',
+      'refresh_tokens.rotated_at as rotatedAt',
+      'refresh_tokens.revoked_at as revokedAt',
+      'grants.revoked_at as grantRevokedAt',
+      'grants.client_pk as clientPk',
+      'grants.scopes',
+      'grants.user_id as userId',
+      'users.username',
+      'users.disabled_at as userDisabledAt',
+      'clients.client_id as clientId',
+      'clients.disabled_at as clientDisabledAt',
+    ])
+    .select((eb) =>
+      eb
+        .exists(
+          eb.selectFrom('mobile_devices').select('id').whereRef('mobile_devices.grant_id', '=', 'grants.id'),
+        )
+        .as('ofDevice'),
+    )
+    .where('refresh_tokens.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return row && { ...row, ofDevice: Boolean(row.ofDevice) };
+}
+
+/** An access token as stored. One statement, with read-only joins to its user and client. */
+export async function findAccessToken(
+  db: Kysely<Database>,
+  tokenHash: string,
+): Promise<StoredAccessToken | undefined> {
+  const row = await db
+    .selectFrom('access_tokens')
+    .innerJoin('grants', 'grants.id', 'access_tokens.grant_id')
+    .innerJoin('users', 'users.id', 'access_tokens.user_id')
+    .innerJoin('clients', 'clients.id', 'access_tokens.client_pk')
+    .select([
+      'access_tokens.grant_id as grantId',
+      'access_tokens.client_pk as clientPk',
+      'access_tokens.scopes',
+      'access_tokens.user_id as userId',
+      'access_tokens.created_at as createdAt',
+      'access_tokens.expires_at as expiresAt',
+      'access_tokens.revoked_at as revokedAt',
+      'grants.revoked_at as grantRevokedAt',
+      'users.username',
+      'users.disabled_at as userDisabledAt',
+      'clients.client_id as clientId',
+      'clients.disabled_at as clientDisabledAt',
+    ])
+    .where('access_tokens.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return row;
+}
+
+export async function revokeAccessToken(db: Kysely<Database>, tokenHash: string, at: Date): Promise<void> {
+  await db
+    .updateTable('access_tokens')
+    .set({ revoked_at: at })
+    .where('token_hash', '=', tokenHash)
+    .where('revoked_at', 'is', null)
+    .execute();
+}

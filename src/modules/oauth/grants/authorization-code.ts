@@ -1,0 +1,120 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../db/schema.js';
+import { InvalidGrant } from '../../../lib/errors.js';
+import { isCodeVerifier, s256 } from '../../../lib/pkce.js';
+import { generateSecret, hashSecret } from '../../../lib/secrets.js';
+import type { Client } from '../../clients/client.js';
+import { signIdToken } from '../../oidc/id-token.js';
+import { currentSigner } from '../../oidc/keys.service.js';
+import { findAuthorizationCode, redeemAuthorizationCode } from '../authorization-codes.repository.js';
+import { revokeGrants } from '../grants.repository.js';
+import { type IssuedTokens, tokenResponse } from '../tokens.service.js';
+import type { Grant } from './grant.js';
+
+/** Why a code could not be redeemed, for the error description (nothing was written). */
+async function explainRedeemFailure(
+  db: Kysely<Database>,
+  client: Client,
+  input: {
+    codeHash: string;
+    redirectUri: string;
+    challenge: string | null;
+    verifierSent: boolean;
+    now: Date;
+  },
+): Promise<never> {
+  const code = await findAuthorizationCode(db, input.codeHash);
+  if (!code) throw new InvalidGrant('The code is invalid.');
+  if (code.consumedAt !== null) {
+    // RFC 6749 §4.1.2: a code used twice revokes every token issued from it.
+    await revokeGrants(db, { codeHash: input.codeHash }, input.now);
+    throw new InvalidGrant('The code was already used; the tokens issued from it are revoked.');
+  }
+  if (code.clientPk !== client.id) throw new InvalidGrant('The code was issued to another client.');
+  if (code.expiresAt.getTime() <= input.now.getTime()) throw new InvalidGrant('The code has expired.');
+  if (code.redirectUri !== input.redirectUri) {
+    throw new InvalidGrant('redirect_uri differs from the one sent to authorize.');
+  }
+  if (code.codeChallenge !== null && !input.verifierSent) {
+    throw new InvalidGrant('code_verifier is required: the code was issued with a code_challenge.');
+  }
+  if (code.codeChallenge === null && input.verifierSent) {
+    // The PKCE downgrade (RFC 9700 §2.1.1): a verifier for a code issued without a challenge.
+    throw new InvalidGrant('code_verifier was sent, but the code was issued without a code_challenge.');
+  }
+  if (code.codeChallenge !== input.challenge) throw new InvalidGrant('code_verifier does not match.');
+  if (code.userDisabledAt !== null) throw new InvalidGrant('The user of this code is disabled.');
+  const consentStands =
+    code.consentCreatedAt !== null &&
+    code.consentCreatedAt.getTime() <= code.createdAt.getTime() &&
+    code.scopes.every((scope) => code.consentScopes?.includes(scope));
+  if (!consentStands) throw new InvalidGrant('The user has revoked the access this code was issued for.');
+  throw new InvalidGrant('The code is invalid.');
+}
+
+/** RFC 6749 §4.1.3 and RFC 7636 §4.6: exchange a code for tokens, once. */
+export const authorizationCode: Grant = {
+  grantType: 'authorization_code',
+  parameters: { required: ['code', 'redirect_uri'], optional: ['code_verifier'] },
+  async handle(db, ctx, client, params) {
+    const code = params.code as string;
+    const redirectUri = params.redirect_uri as string;
+    const verifier = params.code_verifier;
+    if (verifier !== undefined && !isCodeVerifier(verifier)) {
+      throw new InvalidGrant(
+        'code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 section 4.1).',
+      );
+    }
+    const codeHash = hashSecret(code);
+    const challenge = verifier === undefined ? null : s256(verifier);
+    const now = ctx.clock.now();
+    // Taken first, from the process cache, so signing after the redemption needs no query and
+    // cannot fail for want of a key.
+    const signer = await currentSigner(db, ctx);
+    const accessToken = generateSecret('accessToken');
+    const refreshToken = generateSecret('refreshToken');
+    const expiresIn = ctx.config.ACCESS_TOKEN_TTL_SECONDS;
+
+    const redeemed = await redeemAuthorizationCode(db, {
+      codeHash,
+      clientPk: client.id,
+      redirectUri,
+      challenge,
+      now,
+      accessTokenHash: hashSecret(accessToken),
+      accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
+      refreshTokenHash: hashSecret(refreshToken),
+      refreshExpiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+    });
+    if (!redeemed) {
+      return explainRedeemFailure(db, client, {
+        codeHash,
+        redirectUri,
+        challenge,
+        verifierSent: verifier !== undefined,
+        now,
+      });
+    }
+    const idToken = redeemed.scopes.includes('openid')
+      ? await signIdToken(
+          db,
+          ctx,
+          {
+            user: redeemed.user,
+            clientId: client.clientId,
+            scopes: redeemed.scopes,
+            nonce: redeemed.nonce,
+            authTime: redeemed.authTime,
+            accessToken,
+          },
+          signer,
+        )
+      : undefined;
+    const tokens: IssuedTokens = {
+      accessToken,
+      expiresIn,
+      ...(redeemed.refreshIssued ? { refreshToken } : {}),
+    };
+    return tokenResponse(tokens, redeemed.scopes, idToken);
+  },
+};

@@ -1,0 +1,19 @@
+import type { Kysely } from 'kysely';
+import type { Context } from '../../../context.js';
+import type { Database } from '../../../db/schema.js';
+import type { Client } from '../../clients/client.js';
+import type { TokenResponse } from '../tokens.service.js';
+
+/** The parameters of a token request, as flat strings (a repeated one was refused already). */
+export type TokenParameters = Record<string, string | undefined>;
+
+/**
+ * One grant of the token endpoint (after node-oidc-provider's lib/actions/grants/): its
+ * `grant_type`, the parameters it requires (checked, in order, before `handle`) and accepts
+ * besides, and the handler.
+ */
+export interface Grant {
+  grantType: string;
+  parameters: { required: readonly string[]; optional: readonly string[] };
+  handle(db: Kysely<Database>, ctx: Context, client: Client, params: TokenParameters): Promise<TokenResponse>;
+}

@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../../db/schema.js';
+import { InvalidGrant, InvalidScope } from '../../../lib/errors.js';
+import { generateSecret, hashSecret } from '../../../lib/secrets.js';
+import type { Client } from '../../clients/client.js';
+import { findRefreshToken, revokeGrants, rotateRefreshToken } from '../grants.repository.js';
+import { normalizeScopes } from '../scopes.js';
+import { tokenResponse } from '../tokens.service.js';
+import type { Grant } from './grant.js';
+
+/** Why a refresh token was refused, for the error description (nothing was written). */
+async function explainRefreshFailure(
+  db: Kysely<Database>,
+  client: Client,
+  input: { tokenHash: string; asked: string[] | null; now: Date },
+): Promise<never> {
+  const token = await findRefreshToken(db, input.tokenHash);
+  if (!token || token.revokedAt !== null) throw new InvalidGrant('The refresh token is invalid or revoked.');
+  if (token.clientPk !== client.id) throw new InvalidGrant('The refresh token was issued to another client.');
+  if (token.ofDevice) {
+    throw new InvalidGrant(
+      'This refresh token is of a device of the mobile app: refresh it at /api/v1/mobile/refresh.',
+    );
+  }
+  if (token.rotatedAt !== null) {
+    // OAuth 2.0 Security BCP (RFC 9700 §4.14.2): reuse of a rotated refresh token means it leaked.
+    await revokeGrants(db, { id: token.grantId }, input.now);
+    throw new InvalidGrant('The refresh token was already used; the grant is revoked.');
+  }
+  if (token.grantRevokedAt !== null) throw new InvalidGrant('The refresh token has been revoked.');
+  if (token.expiresAt.getTime() <= input.now.getTime())
+    throw new InvalidGrant('The refresh token has expired.');
+  if (token.userDisabledAt !== null) throw new InvalidGrant('The user of this refresh token is disabled.');
+  const extra = (input.asked ?? []).filter((scope) => !token.scopes.includes(scope));
+  if (extra.length > 0)
+    throw new InvalidScope('The scope asked for exceeds the scope the refresh token was granted.');
+  throw new InvalidGrant('The refresh token is invalid or revoked.');
+}
+
+/** RFC 6749 §6, with rotation: a refresh token is exchanged once; presenting it again revokes the grant. */
+export const refreshToken: Grant = {
+  grantType: 'refresh_token',
+  parameters: { required: ['refresh_token'], optional: ['scope'] },
+  async handle(db, ctx, client, params) {
+    const tokenHash = hashSecret(params.refresh_token as string);
+    const now = ctx.clock.now();
+
+    // RFC 6749 §6: a narrower scope may be asked for, never a wider one (checked against the grant
+    // in the statement; an unknown or empty scope cannot be within it).
+    let asked: string[] | null = null;
+    if (params.scope !== undefined) {
+      const unique = [...new Set(params.scope.split(' ').filter(Boolean))];
+      if (unique.length === 0)
+        throw new InvalidScope('scope is empty; leave it out to keep the scope of the grant.');
+      // Known scopes in their canonical order; with an unknown one, as sent (it fails the check).
+      const known = normalizeScopes(unique);
+      asked = known.length === unique.length ? known : unique;
+    }
+    const accessToken = generateSecret('accessToken');
+    const newRefreshToken = generateSecret('refreshToken');
+    const expiresIn = ctx.config.ACCESS_TOKEN_TTL_SECONDS;
+    const issued = await rotateRefreshToken(db, {
+      tokenHash,
+      clientPk: client.id,
+      scopes: asked,
+      now,
+      accessTokenHash: hashSecret(accessToken),
+      accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
+      refreshTokenHash: hashSecret(newRefreshToken),
+      refreshExpiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+    });
+    if (!issued) return explainRefreshFailure(db, client, { tokenHash, asked, now });
+    return tokenResponse({ accessToken, refreshToken: newRefreshToken, expiresIn }, issued.scopes);
+  },
+};
