@@ -44,7 +44,7 @@ export function describeOffences(offences: readonly Offence[]): string[] {
   return offences.map((o) => `${o.file}:${o.line} ${o.message}`);
 }
 
-function lineAt(text: string, index: number): number {
+export function lineAt(text: string, index: number): number {
   let line = 1;
   for (let i = 0; i < index; i += 1) if (text.charCodeAt(i) === 10) line += 1;
   return line;
@@ -215,6 +215,6 @@ export function findImpureLib(files: readonly SourceFile[]): Offence[] {
   return byPlace(offences);
 }
 
-function byPlace(offences: Offence[]): Offence[] {
+export function byPlace(offences: Offence[]): Offence[] {
   return offences.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
 }

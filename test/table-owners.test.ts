@@ -1,0 +1,203 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { describeOffences, readSources, type SourceFile } from './helpers/architecture.js';
+import {
+  findOwnershipOffences,
+  type Ownership,
+  tableReferences,
+  tablesOf,
+  unusedReadAllowances,
+} from './helpers/table-owners.js';
+
+/*
+ * Each table owned by one repository (issue 16, DESIGN.md "Layout"): only the owner writes it or
+ * queries it on its own; another file may only read it in a join listed below, with its reason.
+ * The checker is first run on fixtures, so that a clean tree means something.
+ */
+
+const OAUTH = 'src/modules/oauth';
+const GRANTS = `${OAUTH}/grants.repository.ts`;
+
+const OWNERSHIP: Ownership = {
+  owners: {
+    users: 'src/modules/accounts/accounts.repository.ts',
+    sign_in_attempts: 'src/modules/accounts/accounts.repository.ts',
+    browser_sessions: 'src/modules/accounts/sessions.repository.ts',
+    audit_events: 'src/modules/audit/audit.repository.ts',
+    clients: 'src/modules/clients/clients.repository.ts',
+    authorization_requests: `${OAUTH}/authorization-requests.repository.ts`,
+    authorization_codes: `${OAUTH}/authorization-codes.repository.ts`,
+    consents: `${OAUTH}/consents.repository.ts`,
+    grants: GRANTS,
+    access_tokens: GRANTS,
+    refresh_tokens: GRANTS,
+    signing_keys: 'src/modules/oidc/keys.repository.ts',
+    premium_periods: 'src/modules/premium/premium.repository.ts',
+    wallets: 'src/modules/wallet/wallet.repository.ts',
+    wallet_transactions: 'src/modules/wallet/wallet.repository.ts',
+    wallet_idempotency_keys: 'src/modules/wallet/wallet.repository.ts',
+    mobile_challenges: 'src/modules/mobile/mobile.repository.ts',
+    mobile_devices: 'src/modules/mobile/mobile.repository.ts',
+    platform_state: 'src/modules/platform/platform.repository.ts',
+    incidents: 'src/modules/platform/platform.repository.ts',
+  },
+  anyTable: {
+    'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
+  },
+  reads: [
+    {
+      file: 'src/modules/oidc/bearer.repository.ts',
+      tables: ['access_tokens', 'grants', 'users', 'clients'],
+      why: 'one statement per bearer request, the hot path: the token with its grant, user and client',
+    },
+    {
+      file: 'src/modules/search/search.repository.ts',
+      tables: ['users', 'premium_periods'],
+      why: 'one read-only statement per search: enabled users by trigram index, with the premium flag',
+    },
+    {
+      file: 'src/modules/accounts/sessions.repository.ts',
+      tables: ['users'],
+      why: 'the session lookup of every page refuses a disabled user in the same statement',
+    },
+    {
+      file: `${OAUTH}/consents.repository.ts`,
+      tables: ['clients'],
+      why: "the account page's list of allowed apps, with each client's name and site",
+    },
+    {
+      file: `${OAUTH}/authorization-codes.repository.ts`,
+      tables: ['users', 'clients', 'consents'],
+      why: 'a code is redeemed in one statement only while its user, client and consent still stand',
+    },
+    {
+      file: GRANTS,
+      tables: ['users', 'clients', 'mobile_devices'],
+      why: 'rotation and the token lookups check user, client and phone in the statement that finds the token',
+    },
+  ],
+};
+
+const file = (path: string, ...lines: string[]): SourceFile => ({ path, text: `${lines.join('\n')}\n` });
+
+const schema = file(
+  'src/db/schema.ts',
+  'export interface Database {',
+  '  users: UsersTable;',
+  '  grants: GrantsTable;',
+  '  // a comment: ignored',
+  '  access_tokens: AccessTokensTable;',
+  '  webauthn_credentials: CredentialsTable;',
+  '}',
+);
+
+const rules: Ownership = {
+  owners: {
+    users: 'src/a/users.repository.ts',
+    grants: 'src/b/grants.repository.ts',
+    access_tokens: 'src/b/grants.repository.ts',
+    gone: 'src/c/gone.repository.ts',
+  },
+  anyTable: { 'src/d/purge.repository.ts': 'a generic purge' },
+  reads: [
+    { file: 'src/c/bearer.repository.ts', tables: ['access_tokens', 'users'], why: 'one statement' },
+    { file: 'src/c/old.repository.ts', tables: ['grants'], why: 'gone since' },
+  ],
+};
+
+describe('the ownership checker, on fixtures', () => {
+  it('reads the tables of interface Database', () => {
+    expect(tablesOf(schema)).toEqual([
+      { table: 'users', line: 2 },
+      { table: 'grants', line: 3 },
+      { table: 'access_tokens', line: 5 },
+      { table: 'webauthn_credentials', line: 6 },
+    ]);
+  });
+
+  it('finds tables in query building and in raw sql templates, read or written', () => {
+    const refs = tableReferences(
+      file(
+        'src/x.repository.ts',
+        "db.selectFrom('users as u').innerJoin('grants as g', 'g.id', 'u.id').leftJoin('nope', 'a', 'b');",
+        "db.selectFrom(['grants', 'users as v']); db.insertInto('access_tokens'); db.deleteFrom('users');",
+        "db.updateTable('grants').from('users'); Buffer.from('abc', 'hex');",
+        'await sql<{ a: Map<string, number> }>`',
+        '  with code as (update grants g set x = 1 from users u returning g.*)',
+        '  insert into access_tokens (a) select a from code, g, users u',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the fixture is the text of a template
+        "  -- from grants: an SQL comment; ${sql.table('x')} and ${sql`delete from users`}",
+        '  where a is not null for update skip locked',
+        '`;',
+        "// db.selectFrom('grants') in a comment",
+        "const s = 'select * from grants';",
+      ),
+      new Set(['users', 'grants', 'access_tokens']),
+    );
+    expect(refs.map((r) => `${r.line} ${r.write ? 'w' : 'r'} ${r.table} ${r.via}`)).toEqual([
+      "1 r users selectFrom('users as u')",
+      "1 r grants innerJoin('grants as g')",
+      "2 r grants selectFrom('grants')",
+      "2 r users selectFrom('users as v')",
+      "2 w access_tokens insertInto('access_tokens')",
+      "2 w users deleteFrom('users')",
+      "3 w grants updateTable('grants')",
+      "3 r users from('users')",
+      '5 w grants sql: update grants',
+      '5 r users sql: from users',
+      '6 w access_tokens sql: into access_tokens',
+      '6 r users sql: from users',
+      '7 w users sql: delete from users',
+    ]);
+  });
+
+  it('reports writes outside the owner, reads outside the owner not allowed, and tables without owner', () => {
+    const files = [
+      // A repository with no service in between, ending another module's grants itself.
+      file(
+        'src/c/devices.repository.ts',
+        "db.updateTable('grants').set({ revoked_at: at });",
+        'sql`update access_tokens set x = 1`;',
+      ),
+      file(
+        'src/c/bearer.repository.ts',
+        "db.selectFrom('access_tokens as t').innerJoin('users as u', 'u.id', 't.user_id');",
+        "db.updateTable('users');",
+      ),
+      file('src/web/page.routes.ts', "db.selectFrom('users').selectAll();"),
+      file(
+        'src/b/grants.repository.ts',
+        "db.selectFrom('grants').innerJoin('users', 'users.id', 'grants.user_id');",
+      ),
+      file('src/a/users.repository.ts', "db.insertInto('users'); db.selectFrom('webauthn_credentials');"),
+      file('src/d/purge.repository.ts', 'sql`delete from grants`; sql`delete from users`;'),
+      file('src/db/migrate.ts', 'sql`insert into users (id) values (1)`;'),
+    ];
+    expect(describeOffences(findOwnershipOffences(schema, files, rules))).toEqual([
+      "src/a/users.repository.ts:1 reads webauthn_credentials (no owner): selectFrom('webauthn_credentials')",
+      "src/b/grants.repository.ts:1 reads users (owned by src/a/users.repository.ts): innerJoin('users')",
+      "src/c/bearer.repository.ts:2 writes users (owned by src/a/users.repository.ts): updateTable('users')",
+      "src/c/devices.repository.ts:1 writes grants (owned by src/b/grants.repository.ts): updateTable('grants')",
+      'src/c/devices.repository.ts:2 writes access_tokens (owned by src/b/grants.repository.ts): sql: update access_tokens',
+      'src/db/schema.ts:0 the owner map names gone, not a table',
+      'src/db/schema.ts:6 webauthn_credentials has no owner',
+      "src/web/page.routes.ts:1 reads users (owned by src/a/users.repository.ts): selectFrom('users')",
+    ]);
+    expect(unusedReadAllowances(schema, files, rules)).toEqual(['src/c/old.repository.ts grants']);
+  });
+});
+
+describe('src/', () => {
+  const sources = readSources(fileURLToPath(new URL('..', import.meta.url)));
+  const realSchema = sources.find((s) => s.path === 'src/db/schema.ts');
+
+  it('has an owner for each table, written only by it and read elsewhere only in the joins allowed', () => {
+    if (!realSchema) throw new Error('src/db/schema.ts is missing');
+    expect(describeOffences(findOwnershipOffences(realSchema, sources, OWNERSHIP))).toEqual([]);
+  });
+
+  it('still makes every read the list allows (a join gone from the code leaves the list)', () => {
+    if (!realSchema) throw new Error('src/db/schema.ts is missing');
+    expect(unusedReadAllowances(realSchema, sources, OWNERSHIP)).toEqual([]);
+  });
+});
