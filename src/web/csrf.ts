@@ -49,7 +49,7 @@ function tokenFor(signer: Pick<FastifyReply, 'signCookie'>, signedValue: string)
 export function issueCsrfToken(
   request: FastifyRequest,
   reply: FastifyReply,
-  ctx: Pick<Context, 'config'>,
+  ctx: Context,
 ): string {
   let value = issued.get(request) ?? presentedCookie(request);
   if (!value) value = randomBytes(32).toString('base64url');

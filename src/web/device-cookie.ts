@@ -34,7 +34,7 @@ export function trustedBrowser(request: FastifyRequest): TrustedSource {
 export function rememberBrowser(
   request: FastifyRequest,
   reply: FastifyReply,
-  ctx: Pick<Context, 'config'>,
+  ctx: Context,
   userId: number,
 ): void {
   const current = presented(request);
