@@ -16,13 +16,13 @@ let client: { clientId: string; redirectUri: string };
 
 beforeAll(async () => {
   t = await createTestApp();
+  client = await makeClient(t);
   const alice = await makeUser(t, {
     username: 'alice',
     password: 'correct horse battery',
     email: 'alice@example.com',
     bare: true,
   });
-  client = await makeClient(t);
   const pk = await t.database.db
     .selectFrom('clients')
     .select('id')

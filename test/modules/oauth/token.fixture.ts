@@ -9,6 +9,9 @@ export let client: TestClient;
 export let other: TestClient;
 export let user: TestUser;
 
+export const introspect = async (token: string, as: TestClient = client) =>
+  (await postForm(t.app, '/api/v1/oauth/introspect', { token }, { authorization: basic(as) })).json();
+
 export function setUpTokenApp(): void {
   beforeAll(async () => {
     t = await createTestApp();
@@ -18,6 +21,3 @@ export function setUpTokenApp(): void {
   });
   afterAll(() => t.close());
 }
-
-export const introspect = async (token: string, as: TestClient = client) =>
-  (await postForm(t.app, '/api/v1/oauth/introspect', { token }, { authorization: basic(as) })).json();
