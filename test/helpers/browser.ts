@@ -32,6 +32,13 @@ export class Browser {
     return this.post(action, { ...hiddenFields(page.body, action), ...fields });
   }
 
+  /** Signs `who` in on the page at `at` (the sign-in page of a pending request, or the plain one). */
+  async signIn(who: { username: string; password: string }, at = '/signin'): Promise<LightMyRequestResponse> {
+    const res = await this.submit(at, '/signin', { username: who.username, password: who.password });
+    expect(res.statusCode).toBe(303);
+    return res;
+  }
+
   private cookieHeader(): Record<string, string> {
     if (this.cookies.size === 0) return {};
     return { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') };

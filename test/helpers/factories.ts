@@ -26,44 +26,73 @@ export function depsOf(t: TestApp): Deps {
 
 let counter = 0;
 
-export async function makeUser(
-  t: TestApp,
-  overrides: { username?: string; email?: string } = {},
-): Promise<TestUser> {
+/**
+ * A user's fields. Those not given get a full profile (e-mail confirmed, a display name, level 1), or,
+ * with `bare`, what the service gives when they are left out (none, unconfirmed, level 0).
+ */
+export interface UserOptions {
+  username?: string;
+  password?: string;
+  email?: string;
+  emailVerified?: boolean;
+  displayName?: string;
+  verificationLevel?: number;
+  bare?: boolean;
+}
+
+export async function makeUser(t: TestApp, options: UserOptions = {}): Promise<TestUser> {
   counter += 1;
-  const username = overrides.username ?? `user_${counter}_${Math.random().toString(36).slice(2, 8)}`;
-  const password = 'correct horse battery staple';
-  const user = await createUser(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      username,
-      password,
-      email: overrides.email ?? `${username}@example.com`,
-      emailVerified: true,
-      displayName: `Display ${username}`,
-      verificationLevel: 1,
-    },
-  );
+  const { bare, ...given } = options;
+  const username = given.username ?? `user_${counter}_${Math.random().toString(36).slice(2, 8)}`;
+  const password = given.password ?? 'correct horse battery staple';
+  const profile = bare
+    ? {}
+    : {
+        email: `${username}@example.com`,
+        emailVerified: true,
+        displayName: `Display ${username}`,
+        verificationLevel: 1,
+      };
+  const user = await createUser(t.database.db, depsOf(t).ctx, { ...profile, ...given, username, password });
   return { id: user.id, username: user.username, password };
 }
 
 export async function makeClient(
   t: TestApp,
-  options: { wallet?: boolean; redirectUris?: string[]; siteUrl?: string } = {},
+  options: {
+    name?: string;
+    wallet?: boolean;
+    redirectUris?: string[];
+    siteUrl?: string;
+    officialMobile?: boolean;
+  } = {},
 ): Promise<TestClient> {
   const redirectUris = options.redirectUris ?? ['https://site.example/callback', 'http://127.0.0.1:8080/cb'];
   const client = await createClient(t.database.db, depsOf(t).ctx, {
-    name: 'Test Site',
+    name: options.name ?? 'Test Site',
     siteUrl: options.siteUrl ?? 'https://site.example',
     redirectUris,
     wallet: options.wallet ?? false,
+    officialMobile: options.officialMobile ?? false,
   });
   return {
     clientId: client.client_id,
     clientSecret: client.client_secret,
     redirectUri: redirectUris[0] as string,
   };
+}
+
+/** The official mobile app's client (CONTRACT.md §6): the only one the mobile routes serve. */
+export function makeOfficialApp(
+  t: TestApp,
+  options: { name?: string; redirectUris?: string[] } = {},
+): Promise<TestClient> {
+  return makeClient(t, {
+    name: options.name ?? 'Official app',
+    siteUrl: 'https://id.example',
+    redirectUris: options.redirectUris ?? ['https://id.example/app'],
+    officialMobile: true,
+  });
 }
 
 /** A code minted through the same service the consent page uses. */

@@ -7,6 +7,21 @@ export function basic(client: TestClient): string {
   return `Basic ${Buffer.from(`${encode(client.clientId)}:${encode(client.clientSecret)}`).toString('base64')}`;
 }
 
+/** The authorization request a site sends the browser to (RFC 6749 §4.1.1), with `params` on top. */
+export function authorizeUrl(
+  client: Pick<TestClient, 'clientId' | 'redirectUri'>,
+  params: Record<string, string> = {},
+): string {
+  const query = new URLSearchParams({
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+    response_type: 'code',
+    state: 'st-1',
+    ...params,
+  });
+  return `/api/v1/oauth/authorize?${query}`;
+}
+
 export function form(params: Record<string, string | undefined>): string {
   const body = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) if (value !== undefined) body.append(name, value);

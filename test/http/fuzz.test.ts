@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { makeClient, makeUser, mintCode, type TestClient } from '../helpers/factories.js';
+import { makeClient, makeOfficialApp, makeUser, mintCode, type TestClient } from '../helpers/factories.js';
 import { hiddenFields } from '../helpers/html.js';
 import { basic, exchangeCode } from '../helpers/http.js';
 
@@ -550,17 +550,7 @@ beforeAll(async () => {
   t = await createTestApp();
   const user = await makeUser(t);
   const client = await makeClient(t, { wallet: true });
-  const { createClient } = await import('../../src/modules/clients/clients.service.js');
-  const mobile = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Official app',
-      siteUrl: 'https://app.example',
-      redirectUris: ['https://app.example/cb'],
-      officialMobile: true,
-    },
-  );
+  const mobile = await makeOfficialApp(t);
   // Bearer tokens of another client: the generated requests revoke the first client's grants.
   const bearerClient = await makeClient(t, { wallet: true });
   const tokenOf = async (scopes: string[], of: TestClient = bearerClient) => {
@@ -574,7 +564,7 @@ beforeAll(async () => {
   const browser = await signedInBrowser(user.username, user.password);
   credentials = {
     client,
-    mobileClientId: mobile.client_id,
+    mobileClientId: mobile.clientId,
     accessToken: plain.access_token,
     walletToken: wallet.access_token,
     refreshToken: refreshable.refresh_token ?? '',

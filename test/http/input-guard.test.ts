@@ -1,10 +1,16 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findUnacceptableText, isAcceptableText } from '../../src/http/input-guard.js';
-import { createClient } from '../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
-import { makeClient, makeUser, mintCode, type TestClient, type TestUser } from '../helpers/factories.js';
+import {
+  makeClient,
+  makeOfficialApp,
+  makeUser,
+  mintCode,
+  type TestClient,
+  type TestUser,
+} from '../helpers/factories.js';
 import { hiddenFields } from '../helpers/html.js';
 import { basic, exchangeCode, postForm } from '../helpers/http.js';
 
@@ -21,17 +27,7 @@ beforeAll(async () => {
   t = await createTestApp();
   client = await makeClient(t);
   user = await makeUser(t);
-  const mobile = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Official app',
-      siteUrl: 'https://app.example',
-      redirectUris: ['https://app.example/cb'],
-      officialMobile: true,
-    },
-  );
-  mobileClientId = mobile.client_id;
+  mobileClientId = (await makeOfficialApp(t)).clientId;
   const tokens = await exchangeCode(
     t.app,
     client,

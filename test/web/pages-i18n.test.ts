@@ -1,11 +1,11 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotFound, ServerError, Unavailable } from '../../src/lib/errors.js';
-import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, hiddenFields, unescapeHtml } from '../helpers/browser.js';
-import { makeClient } from '../helpers/factories.js';
+import { makeClient, makeUser } from '../helpers/factories.js';
+import { authorizeUrl } from '../helpers/http.js';
 
 /**
  * The pages' languages through HTTP: how a request's language is chosen (Accept-Language, the
@@ -16,16 +16,13 @@ let client: { clientId: string; redirectUri: string };
 
 beforeAll(async () => {
   t = await createTestApp();
-  const alice = await createUser(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      username: 'alice',
-      password: 'correct horse battery',
-      email: 'alice@example.com',
-    },
-  );
   client = await makeClient(t);
+  const alice = await makeUser(t, {
+    username: 'alice',
+    password: 'correct horse battery',
+    email: 'alice@example.com',
+    bare: true,
+  });
   const pk = await t.database.db
     .selectFrom('clients')
     .select('id')
@@ -62,11 +59,7 @@ const langCookie = (res: LightMyRequestResponse) => res.cookies.find((cookie) =>
 
 async function signedIn(): Promise<Browser> {
   const browser = new Browser(t.app);
-  const res = await browser.submit('/signin', '/signin', {
-    username: 'alice',
-    password: 'correct horse battery',
-  });
-  expect(res.statusCode).toBe(303);
+  await browser.signIn({ username: 'alice', password: 'correct horse battery' });
   return browser;
 }
 
@@ -191,14 +184,7 @@ describe('the language switch', () => {
 
   it('leads from the consent page to its own request, not a new one', async () => {
     const browser = await signedIn();
-    const query = new URLSearchParams({
-      client_id: client.clientId,
-      redirect_uri: client.redirectUri,
-      response_type: 'code',
-      scope: 'openid profile email',
-      state: 's',
-    });
-    const consent = await browser.get(`/api/v1/oauth/authorize?${query}`);
+    const consent = await browser.get(authorizeUrl(client, { scope: 'openid profile email', state: 's' }));
     expect(consent.statusCode).toBe(200);
     const requestId = hiddenFields(consent.body, '/api/v1/oauth/authorize/decision').request as string;
     const href = switchHref(consent, 'ru');
@@ -298,14 +284,9 @@ describe('every page in Russian', () => {
   it('consent', async () => {
     const browser = await signedIn();
     browser.cookies.set('lang', 'ru');
-    const query = new URLSearchParams({
-      client_id: client.clientId,
-      redirect_uri: client.redirectUri,
-      response_type: 'code',
-      scope: 'openid profile email offline_access',
-      state: 's',
-    });
-    const res = await browser.get(`/api/v1/oauth/authorize?${query}`);
+    const res = await browser.get(
+      authorizeUrl(client, { scope: 'openid profile email offline_access', state: 's' }),
+    );
     expect(res.statusCode).toBe(200);
     expect(h1(res)).toBe('Разрешить «Test Site» доступ к вашему аккаунту?');
     expect(res.body).toContain('<title>Разрешить доступ? · idp</title>');

@@ -1,10 +1,9 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../../src/modules/accounts/accounts.service.js';
-import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser } from '../../helpers/browser.js';
-import { makeUser } from '../../helpers/factories.js';
+import { makeOfficialApp, makeUser } from '../../helpers/factories.js';
 
 /*
  * Brute force: every check of an account's password takes a numbered slot in the database first,
@@ -37,30 +36,21 @@ async function signInPage(username: string, password: string, browser = new Brow
 
 /** The official app on a phone with its own key: `verify(deviceId, username, password)` through the mobile routes. */
 async function officialApp() {
-  const app = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Official app',
-      siteUrl: 'https://id.example',
-      redirectUris: ['https://id.example/app'],
-      officialMobile: true,
-    },
-  );
+  const app = await makeOfficialApp(t);
   const keys = generateKeyPairSync('ed25519');
   return async (deviceId: string, username: string, password: string) => {
     const challenge = (
       await t.app.inject({
         method: 'POST',
         url: '/api/v1/mobile/challenge',
-        payload: { client_id: app.client_id, device_id: deviceId },
+        payload: { client_id: app.clientId, device_id: deviceId },
       })
     ).json().challenge as string;
     return t.app.inject({
       method: 'POST',
       url: '/api/v1/mobile/verify',
       payload: {
-        client_id: app.client_id,
+        client_id: app.clientId,
         device_id: deviceId,
         challenge,
         signature: sign(null, Buffer.from(`${challenge}.${deviceId}`), keys.privateKey).toString('base64url'),

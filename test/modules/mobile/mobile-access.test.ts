@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createClient, updateClient } from '../../../src/modules/clients/clients.service.js';
+import { updateClient } from '../../../src/modules/clients/clients.service.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { Browser } from '../../helpers/browser.js';
-import { makeUser } from '../../helpers/factories.js';
+import { makeOfficialApp, makeUser } from '../../helpers/factories.js';
 
 import {
   alice,
@@ -48,23 +48,14 @@ describe('only the official app', () => {
   });
 
   it('refuses the official client once it is disabled', async () => {
-    const spare = await createClient(
-      t.database.db,
-      { config: t.config, clock: t.clock },
-      {
-        name: 'Spare app',
-        siteUrl: 'https://id.example',
-        redirectUris: ['https://id.example/spare'],
-        officialMobile: true,
-      },
-    );
-    const phone = new Phone(spare.client_id);
+    const spare = await makeOfficialApp(t, { name: 'Spare app', redirectUris: ['https://id.example/spare'] });
+    const phone = new Phone(spare.clientId);
     await phone.challenge();
-    await updateClient(t.database.db, { config: t.config, clock: t.clock }, spare.client_id, {
+    await updateClient(t.database.db, { config: t.config, clock: t.clock }, spare.clientId, {
       disabled: true,
     });
     expectApiError(
-      await post('/api/v1/mobile/challenge', { client_id: spare.client_id, device_id: phone.deviceId }),
+      await post('/api/v1/mobile/challenge', { client_id: spare.clientId, device_id: phone.deviceId }),
       403,
       'access_denied',
     );

@@ -1,9 +1,14 @@
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
-import { makeClient, makeUser, type TestClient, type TestUser } from '../../helpers/factories.js';
+import {
+  makeClient,
+  makeOfficialApp,
+  makeUser,
+  type TestClient,
+  type TestUser,
+} from '../../helpers/factories.js';
 
 /*
  * What the mobile test files share: the app with the official client, and a phone driven the way
@@ -21,18 +26,9 @@ export let alice: TestUser;
 export function setUpMobileApp(): void {
   beforeAll(async () => {
     t = await createTestApp();
-    const official = await createClient(
-      t.database.db,
-      { config: t.config, clock: t.clock },
-      {
-        name: 'Official app',
-        siteUrl: 'https://id.example',
-        redirectUris: ['https://id.example/app'],
-        officialMobile: true,
-      },
-    );
-    appClientId = official.client_id;
-    appClientSecret = official.client_secret;
+    const official = await makeOfficialApp(t);
+    appClientId = official.clientId;
+    appClientSecret = official.clientSecret;
     thirdParty = await makeClient(t);
     alice = await makeUser(t);
   });

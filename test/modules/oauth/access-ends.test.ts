@@ -6,7 +6,7 @@ import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
 import { makeClient, makeUser, type TestClient, type TestUser } from '../../helpers/factories.js';
-import { basic, exchangeCode, postForm } from '../../helpers/http.js';
+import { authorizeUrl, basic, exchangeCode, postForm } from '../../helpers/http.js';
 
 /**
  * Decisions that end access end all of it (revoking an app, disabling a user or a client: codes not
@@ -19,23 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-function authorizeUrl(c: TestClient, params: Record<string, string> = {}): string {
-  const query = new URLSearchParams({
-    client_id: c.clientId,
-    redirect_uri: c.redirectUri,
-    response_type: 'code',
-    state: 'st-1',
-    scope: 'openid profile offline_access',
-    ...params,
-  });
-  return `/api/v1/oauth/authorize?${query}`;
-}
-
-async function signIn(browser: Browser, who: TestUser, at = '/signin'): Promise<LightMyRequestResponse> {
-  const res = await browser.submit(at, '/signin', { username: who.username, password: who.password });
-  expect(res.statusCode).toBe(303);
-  return res;
-}
+const authorize = (c: TestClient, params: Record<string, string> = {}) =>
+  authorizeUrl(c, { scope: 'openid profile offline_access', ...params });
 
 function codeOf(res: LightMyRequestResponse): string {
   expect([302, 303]).toContain(res.statusCode);
@@ -46,7 +31,7 @@ function codeOf(res: LightMyRequestResponse): string {
 
 /** A signed-in browser that allows `client` through the consent page and gets a code. */
 async function consentedCode(browser: Browser, client: TestClient, params: Record<string, string> = {}) {
-  const page = await browser.get(authorizeUrl(client, { prompt: 'consent', ...params }));
+  const page = await browser.get(authorize(client, { prompt: 'consent', ...params }));
   expect(page.statusCode).toBe(200);
   return codeOf(
     await browser.post('/api/v1/oauth/authorize/decision', {
@@ -56,6 +41,14 @@ async function consentedCode(browser: Browser, client: TestClient, params: Recor
   );
 }
 
+const refresh = (c: TestClient, refreshToken: string) =>
+  postForm(
+    t.app,
+    '/api/v1/oauth/token',
+    { grant_type: 'refresh_token', refresh_token: refreshToken },
+    { authorization: basic(c) },
+  );
+
 const later = (seconds: number) => t.clock.set(new Date(t.clock.now().getTime() + seconds * 1000));
 
 /** A new site, a new user, and that user's browser, signed in. */
@@ -63,7 +56,7 @@ async function signedInUser(): Promise<{ client: TestClient; user: TestUser; bro
   const client = await makeClient(t);
   const user = await makeUser(t);
   const browser = new Browser(t.app);
-  await signIn(browser, user);
+  await browser.signIn(user);
   return { client, user, browser };
 }
 
@@ -123,13 +116,7 @@ describe('a code issued before access ended mints nothing', () => {
       headers: { authorization: `Bearer ${tokens.access_token}` },
     });
     expectApiError(userinfo, 401, 'invalid_token');
-    const refreshed = await postForm(
-      t.app,
-      '/api/v1/oauth/token',
-      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
-      { authorization: basic(client) },
-    );
-    expectApiError(refreshed, 400, 'invalid_grant');
+    expectApiError(await refresh(client, tokens.refresh_token), 400, 'invalid_grant');
   });
 
   it('a refresh token stops working when the app is revoked', async () => {
@@ -138,13 +125,7 @@ describe('a code issued before access ended mints nothing', () => {
       refresh_token: string;
     };
     await browser.submit('/account', '/account/apps/revoke', { client_id: client.clientId });
-    const refreshed = await postForm(
-      t.app,
-      '/api/v1/oauth/token',
-      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
-      { authorization: basic(client) },
-    );
-    expectApiError(refreshed, 400, 'invalid_grant');
+    expectApiError(await refresh(client, tokens.refresh_token), 400, 'invalid_grant');
   });
 });
 
@@ -153,7 +134,7 @@ describe('prompt=login and max_age cannot be skipped', () => {
     const { client, user, browser } = await signedInUser();
     // Allowed before, so only the sign-in stands between the request and a code.
     await consentedCode(browser, client);
-    const redirect = await browser.get(authorizeUrl(client, { prompt: 'login consent' }));
+    const redirect = await browser.get(authorize(client, { prompt: 'login consent' }));
     expect(redirect.headers.location).toMatch(/^\/signin\?request=/);
     const requestId = new URL(String(redirect.headers.location), 'http://x').searchParams.get(
       'request',
@@ -170,7 +151,7 @@ describe('prompt=login and max_age cannot be skipped', () => {
 
     // Signing in makes it right, and the request is still there.
     later(5);
-    const signedIn = await signIn(browser, user, String(redirect.headers.location));
+    const signedIn = await browser.signIn(user, String(redirect.headers.location));
     const consent = await browser.get(String(signedIn.headers.location));
     expect(consent.statusCode).toBe(200);
     const code = codeOf(
@@ -190,7 +171,7 @@ describe('prompt=login and max_age cannot be skipped', () => {
     await consentedCode(browser, client);
     later(120);
 
-    const recent = await browser.get(authorizeUrl(client, { max_age: '300' }));
+    const recent = await browser.get(authorize(client, { max_age: '300' }));
     const recentCode = codeOf(recent);
     const claims = (code: string) =>
       exchangeCode(t.app, client, code).then((res) => {
@@ -199,12 +180,12 @@ describe('prompt=login and max_age cannot be skipped', () => {
       });
     expect((await claims(recentCode)).auth_time).toBe(signedInAt);
 
-    const old = await browser.get(authorizeUrl(client, { max_age: '60' }));
+    const old = await browser.get(authorize(client, { max_age: '60' }));
     expect(old.headers.location).toMatch(/^\/signin\?request=/);
-    const none = await browser.get(authorizeUrl(client, { max_age: '60', prompt: 'none' }));
+    const none = await browser.get(authorize(client, { max_age: '60', prompt: 'none' }));
     expect(new URL(String(none.headers.location)).searchParams.get('error')).toBe('login_required');
 
-    const signedIn = await signIn(browser, user, String(old.headers.location));
+    const signedIn = await browser.signIn(user, String(old.headers.location));
     const code = codeOf(await browser.get(String(signedIn.headers.location)));
     expect((await claims(code)).auth_time).toBe(Math.floor(t.clock.now().getTime() / 1000));
   });
@@ -213,16 +194,16 @@ describe('prompt=login and max_age cannot be skipped', () => {
     const { client, user, browser } = await signedInUser();
     await consentedCode(browser, client);
     later(1);
-    const redirect = await browser.get(authorizeUrl(client, { max_age: '0' }));
+    const redirect = await browser.get(authorize(client, { max_age: '0' }));
     expect(redirect.headers.location).toMatch(/^\/signin\?request=/);
     later(1);
-    const signedIn = await signIn(browser, user, String(redirect.headers.location));
+    const signedIn = await browser.signIn(user, String(redirect.headers.location));
     codeOf(await browser.get(String(signedIn.headers.location)));
   });
 
   it('max_age: a decision posted after max_age ran out goes to sign-in', async () => {
     const { client, browser } = await signedInUser();
-    const page = await browser.get(authorizeUrl(client, { max_age: '60' }));
+    const page = await browser.get(authorize(client, { max_age: '60' }));
     expect(page.statusCode).toBe(200);
     later(120);
     const fields = hiddenFields(page.body, '/api/v1/oauth/authorize/decision');
@@ -233,7 +214,7 @@ describe('prompt=login and max_age cannot be skipped', () => {
 
   it.each(['-1', '1.5', 'abc', '99999999999'])('refuses max_age=%s with invalid_request', async (value) => {
     const client = await makeClient(t);
-    const res = await t.app.inject({ method: 'GET', url: authorizeUrl(client, { max_age: value }) });
+    const res = await t.app.inject({ method: 'GET', url: authorize(client, { max_age: value }) });
     expect(new URL(String(res.headers.location)).searchParams.get('error')).toBe('invalid_request');
   });
 
@@ -243,11 +224,11 @@ describe('prompt=login and max_age cannot be skipped', () => {
     });
     const user = await makeUser(t);
     const browser = new Browser(t.app);
-    const redirect = await browser.get(authorizeUrl(client));
+    const redirect = await browser.get(authorize(client));
     await updateClient(t.database.db, { config: t.config, clock: t.clock }, client.clientId, {
       removeRedirectUris: ['https://site.example/a'],
     });
-    const signedIn = await signIn(browser, user, String(redirect.headers.location));
+    const signedIn = await browser.signIn(user, String(redirect.headers.location));
     const res = await browser.get(String(signedIn.headers.location));
     expect(res.statusCode).toBe(400);
     expect(res.headers.location).toBeUndefined();

@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { Browser, forms, hiddenFields, hiddenFieldsOf, inputs } from '../../helpers/browser.js';
 import { makeClient, makeUser, type TestClient, type TestUser } from '../../helpers/factories.js';
-import { basic, postForm } from '../../helpers/http.js';
+import { authorizeUrl, basic, postForm } from '../../helpers/http.js';
 
 // The browser side of the flow through the real routes, up to what revoking and disabling do.
 let t: TestApp;
@@ -18,27 +18,6 @@ beforeAll(async () => {
   user = await makeUser(t);
 });
 afterAll(() => t.close());
-
-function authorizeUrl(c: TestClient, params: Record<string, string> = {}): string {
-  const query = new URLSearchParams({
-    client_id: c.clientId,
-    redirect_uri: c.redirectUri,
-    response_type: 'code',
-    state: 'st-1',
-    ...params,
-  });
-  return `/api/v1/oauth/authorize?${query}`;
-}
-
-async function signIn(
-  browser: Browser,
-  who: TestUser = user,
-  at = '/signin',
-): Promise<LightMyRequestResponse> {
-  const res = await browser.submit(at, '/signin', { username: who.username, password: who.password });
-  expect(res.statusCode).toBe(303);
-  return res;
-}
 
 /** The redirect back to the client, parsed. */
 function callback(res: LightMyRequestResponse, c: TestClient = client): URLSearchParams {
@@ -78,7 +57,7 @@ describe('sign-in and consent', () => {
     const signinUrl = start.headers.location as string;
     expect(signinUrl).toMatch(/^\/signin\?request=/);
 
-    const signedIn = await signIn(browser, user, signinUrl);
+    const signedIn = await browser.signIn(user, signinUrl);
     const resume = signedIn.headers.location as string;
     expect(resume).toMatch(/^\/api\/v1\/oauth\/authorize\/resume\?request=/);
 
@@ -101,7 +80,7 @@ describe('sign-in and consent', () => {
 
   it('names the registered client, never a name from the request', async () => {
     const browser = new Browser(t.app);
-    await signIn(browser);
+    await browser.signIn(user);
     const page = expectConsentPage(
       await browser.get(
         authorizeUrl(client, { scope: 'openid wallet', client_name: 'Evil Corp', prompt: 'consent' }),
@@ -113,7 +92,7 @@ describe('sign-in and consent', () => {
 
   it('remembers consent for the same or fewer scopes, and asks again for more or with prompt=consent', async () => {
     const browser = new Browser(t.app);
-    await signIn(browser);
+    await browser.signIn(user);
     const page = expectConsentPage(
       await browser.get(authorizeUrl(client, { scope: 'openid profile verified' })),
     );
@@ -130,7 +109,7 @@ describe('sign-in and consent', () => {
   it('drops email from the grant when the box is unchecked', async () => {
     const other = await makeClient(t);
     const browser = new Browser(t.app);
-    await signIn(browser);
+    await browser.signIn(user);
     const page = expectConsentPage(await browser.get(authorizeUrl(other)));
     const params = callback(await decide(browser, page, { decision: 'allow' }), other);
     const tokens = (await exchange(other, params.get('code') as string)).json();
@@ -151,7 +130,7 @@ describe('sign-in and consent', () => {
   it('redirects a denial with access_denied, state and iss', async () => {
     const other = await makeClient(t);
     const browser = new Browser(t.app);
-    await signIn(browser);
+    await browser.signIn(user);
     const page = expectConsentPage(await browser.get(authorizeUrl(other, { state: 'deny-me' })));
     const params = callback(await decide(browser, page, { decision: 'deny' }), other);
     expect(params.get('error')).toBe('access_denied');
@@ -162,7 +141,7 @@ describe('sign-in and consent', () => {
   it('binds a decision to its one request: it cannot be replayed, forged or posted without a session', async () => {
     const other = await makeClient(t);
     const browser = new Browser(t.app);
-    await signIn(browser);
+    await browser.signIn(user);
     const page = expectConsentPage(await browser.get(authorizeUrl(other, { state: 'first' })));
     const params = callback(await decide(browser, page, { decision: 'allow' }), other);
     expect(params.get('state')).toBe('first');
@@ -188,7 +167,7 @@ describe('sign-in and consent', () => {
     const start = await browser.get(authorizeUrl(client));
     const signinUrl = start.headers.location as string;
     t.clock.advance(31 * 60 * 1000);
-    const signedIn = await signIn(browser, user, signinUrl);
+    const signedIn = await browser.signIn(user, signinUrl);
     const resume = await browser.get(signedIn.headers.location as string);
     expect(resume.statusCode).toBe(400);
     expect(resume.headers.location).toBeUndefined();
@@ -199,7 +178,7 @@ describe('sign-in and consent', () => {
 describe('prompt', () => {
   it('prompt=none answers with a code when signed in and allowed, and consent_required otherwise', async () => {
     const browser = new Browser(t.app);
-    await signIn(browser);
+    await browser.signIn(user);
     const page = expectConsentPage(
       await browser.get(authorizeUrl(client, { scope: 'openid', prompt: 'consent' })),
     );
@@ -214,7 +193,7 @@ describe('prompt', () => {
 
   it('prompt=login asks for the password again even with a session', async () => {
     const browser = new Browser(t.app);
-    await signIn(browser);
+    await browser.signIn(user);
     const first = await browser.get(authorizeUrl(client, { scope: 'openid', prompt: 'login' }));
     expect(first.headers.location).toMatch(/^\/signin\?request=/);
     const request = new URL(first.headers.location as string, 'http://x').searchParams.get(
@@ -225,7 +204,7 @@ describe('prompt', () => {
     expect(skipped.headers.location).toBe(first.headers.location);
 
     t.clock.advance(1000);
-    const signedIn = await signIn(browser, user, first.headers.location as string);
+    const signedIn = await browser.signIn(user, first.headers.location as string);
     const done = await browser.get(signedIn.headers.location as string);
     const params = callback(done);
     const tokens = (await exchange(client, params.get('code') as string)).json();
@@ -237,7 +216,7 @@ describe('prompt', () => {
 describe('what stops tokens', () => {
   async function tokenFor(c: TestClient, who: TestUser): Promise<{ browser: Browser; token: string }> {
     const browser = new Browser(t.app);
-    await signIn(browser, who);
+    await browser.signIn(who);
     let res = await browser.get(authorizeUrl(c, { scope: 'openid profile' }));
     if (res.statusCode === 200) res = await decide(browser, res.body, { decision: 'allow' });
     const tokens = (await exchange(c, callback(res, c).get('code') as string)).json();

@@ -1,24 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { describe, expect, it } from 'vitest';
 import { expectApiError } from '../../helpers/assertions.js';
-import { makeClient, makeUser, mintCode, type TestClient, type TestUser } from '../../helpers/factories.js';
+import { makeUser, mintCode, type TestClient } from '../../helpers/factories.js';
 import { basic, exchangeCode, postForm } from '../../helpers/http.js';
+import { client, introspect, other, setUpTokenApp, t, user } from './token.fixture.js';
 
-let t: TestApp;
-let client: TestClient;
-let other: TestClient;
-let user: TestUser;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  client = await makeClient(t);
-  other = await makeClient(t);
-  user = await makeUser(t);
-});
-afterAll(() => t.close());
-
-const introspect = async (token: string, as: TestClient = client) =>
-  (await postForm(t.app, '/api/v1/oauth/introspect', { token }, { authorization: basic(as) })).json();
+setUpTokenApp();
 
 describe('refresh_token grant', () => {
   const refresh = (as: TestClient, refreshToken: string, extra: Record<string, string> = {}) =>

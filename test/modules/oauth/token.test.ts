@@ -1,26 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { s256 } from '../../../src/lib/pkce.js';
 import { hashSecret } from '../../../src/lib/secrets.js';
-import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
-import { makeClient, makeUser, mintCode, type TestClient, type TestUser } from '../../helpers/factories.js';
+import { makeClient, makeUser, mintCode } from '../../helpers/factories.js';
 import { basic, exchangeCode, postForm } from '../../helpers/http.js';
+import { client, introspect, other, setUpTokenApp, t, user } from './token.fixture.js';
 
-let t: TestApp;
-let client: TestClient;
-let other: TestClient;
-let user: TestUser;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  client = await makeClient(t);
-  other = await makeClient(t);
-  user = await makeUser(t);
-});
-afterAll(() => t.close());
-
-const introspect = async (token: string, as: TestClient = client) =>
-  (await postForm(t.app, '/api/v1/oauth/introspect', { token }, { authorization: basic(as) })).json();
+setUpTokenApp();
 
 describe('POST /api/v1/oauth/token: client authentication', () => {
   it('accepts HTTP Basic and answers the token response with no-store', async () => {

@@ -1,81 +1,15 @@
 import { createHash } from 'node:crypto';
-import { createLocalJWKSet, type JSONWebKeySet, errors as joseErrors, jwtVerify } from 'jose';
+import { createLocalJWKSet, errors as joseErrors, jwtVerify } from 'jose';
 import * as client from 'openid-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Context } from '../../../src/context.js';
-import { findUserById } from '../../../src/modules/accounts/accounts.repository.js';
-import { createUser } from '../../../src/modules/accounts/accounts.service.js';
-import type { User } from '../../../src/modules/accounts/user.js';
-import { createClient } from '../../../src/modules/clients/clients.service.js';
+import { describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../../src/modules/oauth/scopes.js';
 import { discoveryDocument } from '../../../src/modules/oidc/discovery.js';
 import { accessTokenHash, ID_TOKEN_TTL_SECONDS, signIdToken } from '../../../src/modules/oidc/id-token.js';
-import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
+import { USERINFO_CLAIMS } from '../../helpers/claims.js';
+import { clientId, ctx, getJwks, ISSUER, setUpOidcApp, sign, t, user, verify } from './oidc.fixture.js';
 
-let t: TestApp;
-let ctx: Context;
-let user: User;
-let clientId: string;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  ctx = { config: t.config, clock: t.clock };
-  const created = await createUser(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      username: 'oidc_alice',
-      password: 'correct horse battery staple',
-      email: 'alice@example.com',
-      emailVerified: true,
-      displayName: 'Alice',
-      verificationLevel: 2,
-    },
-  );
-  const row = await findUserById(t.database.db, created.id);
-  if (!row) throw new Error('the user is gone');
-  user = row;
-  const registered = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Shop',
-      siteUrl: 'https://shop.example',
-      redirectUris: ['https://shop.example/cb'],
-    },
-  );
-  clientId = registered.client_id;
-});
-afterAll(() => t.close());
-
-const ISSUER = 'http://localhost:3000';
-
-async function getJwks(): Promise<JSONWebKeySet> {
-  const res = await t.app.inject({ method: 'GET', url: '/api/v1/oauth/jwks' });
-  expect(res.statusCode).toBe(200);
-  return res.json() as JSONWebKeySet;
-}
-
-/** Verifies an id_token the way a client does: against the published JWKS, at the test clock's time. */
-async function verify(idToken: string, jwks?: JSONWebKeySet) {
-  return jwtVerify(idToken, createLocalJWKSet(jwks ?? (await getJwks())), {
-    issuer: ISSUER,
-    audience: clientId,
-    algorithms: ['RS256'],
-    currentDate: t.clock.now(),
-  });
-}
-
-const sign = (overrides: Partial<Parameters<typeof signIdToken>[2]> = {}) =>
-  signIdToken(t.database.db, ctx, {
-    user,
-    clientId,
-    scopes: ['openid', 'profile', 'email', 'verified'],
-    nonce: null,
-    authTime: t.clock.now(),
-    ...overrides,
-  });
+setUpOidcApp();
 
 describe('GET /.well-known/openid-configuration', () => {
   it('publishes the provider metadata under PUBLIC_URL, issuer exactly PUBLIC_URL', async () => {
@@ -109,34 +43,7 @@ describe('GET /.well-known/openid-configuration', () => {
       claims_parameter_supported: false,
     });
     expect(body.scopes_supported).toEqual(ALL_SCOPES);
-    for (const claim of [
-      'sub',
-      'id',
-      'iss',
-      'aud',
-      'exp',
-      'iat',
-      'auth_time',
-      'nonce',
-      'at_hash',
-      'name',
-      'nickname',
-      'preferred_username',
-      'username',
-      'display_name',
-      'picture',
-      'avatar_url',
-      'game',
-      'game_name',
-      'game_linked',
-      'tag',
-      'email',
-      'email_verified',
-      'verified',
-      'verification_level',
-      'verification_tier',
-      'verified_badge',
-    ]) {
+    for (const claim of [...USERINFO_CLAIMS, 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash']) {
       expect(body.claims_supported).toContain(claim);
     }
     expect(new Set(body.claims_supported).size).toBe(body.claims_supported.length);

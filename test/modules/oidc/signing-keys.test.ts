@@ -1,19 +1,7 @@
-import {
-  createLocalJWKSet,
-  decodeProtectedHeader,
-  type JSONWebKeySet,
-  errors as joseErrors,
-  jwtVerify,
-} from 'jose';
+import { decodeProtectedHeader, errors as joseErrors } from 'jose';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Context } from '../../../src/context.js';
+import { describe, expect, it } from 'vitest';
 import { openPostgres } from '../../../src/db/database.js';
-import { findUserById } from '../../../src/modules/accounts/accounts.repository.js';
-import { createUser } from '../../../src/modules/accounts/accounts.service.js';
-import type { User } from '../../../src/modules/accounts/user.js';
-import { createClient } from '../../../src/modules/clients/clients.service.js';
-import { signIdToken } from '../../../src/modules/oidc/id-token.js';
 import { insertSigningKey, lockSigningKeys } from '../../../src/modules/oidc/keys.repository.js';
 import {
   ensureSigningKey,
@@ -23,72 +11,10 @@ import {
   SIGNER_TTL_MS,
   SigningKeyCache,
 } from '../../../src/modules/oidc/keys.service.js';
-import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { createTestDatabase, usingPostgres } from '../../helpers/database.js';
+import { ctx, getJwks, setUpOidcApp, sign, t, verify } from './oidc.fixture.js';
 
-let t: TestApp;
-let ctx: Context;
-let user: User;
-let clientId: string;
-
-beforeAll(async () => {
-  t = await createTestApp();
-  ctx = { config: t.config, clock: t.clock };
-  const created = await createUser(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      username: 'oidc_alice',
-      password: 'correct horse battery staple',
-      email: 'alice@example.com',
-      emailVerified: true,
-      displayName: 'Alice',
-      verificationLevel: 2,
-    },
-  );
-  const row = await findUserById(t.database.db, created.id);
-  if (!row) throw new Error('the user is gone');
-  user = row;
-  const registered = await createClient(
-    t.database.db,
-    { config: t.config, clock: t.clock },
-    {
-      name: 'Shop',
-      siteUrl: 'https://shop.example',
-      redirectUris: ['https://shop.example/cb'],
-    },
-  );
-  clientId = registered.client_id;
-});
-afterAll(() => t.close());
-
-const ISSUER = 'http://localhost:3000';
-
-async function getJwks(): Promise<JSONWebKeySet> {
-  const res = await t.app.inject({ method: 'GET', url: '/api/v1/oauth/jwks' });
-  expect(res.statusCode).toBe(200);
-  return res.json() as JSONWebKeySet;
-}
-
-/** Verifies an id_token the way a client does: against the published JWKS, at the test clock's time. */
-async function verify(idToken: string, jwks?: JSONWebKeySet) {
-  return jwtVerify(idToken, createLocalJWKSet(jwks ?? (await getJwks())), {
-    issuer: ISSUER,
-    audience: clientId,
-    algorithms: ['RS256'],
-    currentDate: t.clock.now(),
-  });
-}
-
-const sign = (overrides: Partial<Parameters<typeof signIdToken>[2]> = {}) =>
-  signIdToken(t.database.db, ctx, {
-    user,
-    clientId,
-    scopes: ['openid', 'profile', 'email', 'verified'],
-    nonce: null,
-    authTime: t.clock.now(),
-    ...overrides,
-  });
+setUpOidcApp();
 
 describe('GET /api/v1/oauth/jwks', () => {
   it('creates the first key on demand and publishes only public RS256 signing keys', async () => {

@@ -1,8 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { createUser } from '../../../src/modules/accounts/accounts.service.js';
-import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { makeClient, makeUser } from '../../helpers/factories.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /** What the userinfo test files share. Tokens are inserted directly, as the token endpoint stores them. */
@@ -16,29 +15,13 @@ export const ALL = ['openid', 'profile', 'email', 'verified'];
 export function setUpUserinfoApp(): void {
   beforeAll(async () => {
     t = await createTestApp();
-    const user = await createUser(
-      t.database.db,
-      { config: t.config, clock: t.clock },
-      {
-        username: 'bearer_bob',
-        password: 'correct horse battery staple',
-        email: 'bob@example.com',
-        emailVerified: true,
-        displayName: 'Bob B',
-        verificationLevel: 1,
-      },
-    );
+    const user = await makeUser(t, {
+      username: 'bearer_bob',
+      email: 'bob@example.com',
+      displayName: 'Bob B',
+    });
     userId = user.id;
-    const client = await createClient(
-      t.database.db,
-      { config: t.config, clock: t.clock },
-      {
-        name: 'Shop',
-        siteUrl: 'https://shop.example',
-        redirectUris: ['https://shop.example/cb'],
-      },
-    );
-    clientId = client.client_id;
+    clientId = (await makeClient(t)).clientId;
   });
   afterAll(() => t.close());
 }

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createUser, updateUserProfile } from '../../../src/modules/accounts/accounts.service.js';
+import { updateUserProfile } from '../../../src/modules/accounts/accounts.service.js';
+import { makeUser } from '../../helpers/factories.js';
 import { PASSWORD, search, searchRaw, setUpSearchApp, t, user, usernames } from './search.fixture.js';
 
 /*
@@ -12,18 +13,15 @@ setUpSearchApp();
 describe('GET /api/users/search: result shape', () => {
   it('shows exactly the fields of SPEC.md "User search result", with their types', async () => {
     // All three are username prefixes of "shape": they come in code point order of lower(username).
-    const fullId = await createUser(
-      t.database.db,
-      { config: t.config, clock: t.clock },
-      {
+    const fullId = (
+      await makeUser(t, {
         username: 'ShapeFull',
         password: PASSWORD,
         email: 'shape.full@example.com',
-        emailVerified: true,
         displayName: 'Shape Full',
         verificationLevel: 2,
-      },
-    ).then((created) => created.id);
+      })
+    ).id;
     await updateUserProfile(
       t.database.db,
       { config: t.config, clock: t.clock },
@@ -34,15 +32,14 @@ describe('GET /api/users/search: result shape', () => {
         gameUrl: 'https://game.example.com/shape',
       },
     );
-    const bareId = await createUser(
-      t.database.db,
-      { config: t.config, clock: t.clock },
-      {
+    const bareId = (
+      await makeUser(t, {
         username: 'shapebare',
         password: PASSWORD,
         email: 'shape.bare@example.com',
-      },
-    ).then((created) => created.id);
+        bare: true,
+      })
+    ).id;
     const standardId = await user('shapestd');
     await updateUserProfile(
       t.database.db,

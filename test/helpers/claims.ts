@@ -1,0 +1,25 @@
+/**
+ * The userinfo claims in SPEC.md's order, written out rather than read from src/modules/oauth/scopes.ts
+ * so that the tests pin the contract (CONTRACT.md §5) instead of repeating the code.
+ */
+export const USERINFO_CLAIMS = [
+  'sub',
+  'id',
+  'name',
+  'nickname',
+  'preferred_username',
+  'username',
+  'display_name',
+  'picture',
+  'avatar_url',
+  'game',
+  'game_name',
+  'game_linked',
+  'tag',
+  'email',
+  'email_verified',
+  'verified',
+  'verification_level',
+  'verification_tier',
+  'verified_badge',
+];
