@@ -46,11 +46,6 @@ const OWNERSHIP: Ownership = {
   },
   reads: [
     {
-      file: 'src/modules/oidc/bearer.repository.ts',
-      tables: ['access_tokens', 'grants', 'users', 'clients'],
-      why: 'one statement per bearer request, the hot path: the token with its grant, user and client',
-    },
-    {
       file: 'src/modules/search/search.repository.ts',
       tables: ['users', 'premium_periods'],
       why: 'one read-only statement per search: enabled users by trigram index, with the premium flag',

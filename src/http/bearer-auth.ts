@@ -3,6 +3,7 @@ import type { Deps } from '../context.js';
 import { InvalidToken, Unauthorized } from '../lib/errors.js';
 import { hashSecret } from '../lib/secrets.js';
 import { type AccessTokenContext, authenticateAccessToken } from '../modules/oidc/bearer.service.js';
+import { RequestValues } from './request-values.js';
 
 export type { AccessTokenContext } from '../modules/oidc/bearer.service.js';
 
@@ -74,7 +75,7 @@ export async function authenticateBearer(request: FastifyRequest, deps: Deps): P
     : new InvalidToken();
 }
 
-const contexts = new WeakMap<FastifyRequest, AccessTokenContext>();
+const contexts = new RequestValues<AccessTokenContext>('requireBearer');
 
 /**
  * A `preHandler` that requires a valid bearer token; the handler then reads it with
@@ -88,7 +89,5 @@ export function requireBearer(deps: Deps): preHandlerAsyncHookHandler {
 
 /** The token context `requireBearer` established for this request. */
 export function bearerContext(request: FastifyRequest): AccessTokenContext {
-  const context = contexts.get(request);
-  if (!context) throw new Error(`${request.method} ${request.url}: requireBearer did not run on this route`);
-  return context;
+  return contexts.of(request);
 }

@@ -14,23 +14,15 @@ export interface NewUser {
   at: Date;
 }
 
-/** The columns a change may write; `updatedAt` always, the rest when given. */
+/**
+ * The columns a change may write: every field of a user but its id, its username and its times
+ * (`updatedAt` always, the rest when given).
+ */
 export type UserChanges = Partial<
-  Pick<
-    User,
-    | 'email'
-    | 'emailVerified'
-    | 'displayName'
-    | 'avatarUrl'
-    | 'verificationLevel'
-    | 'gameName'
-    | 'gameUrl'
-    | 'tagLabel'
-    | 'tagKind'
-    | 'tagSlug'
-    | 'disabledAt'
-  > & { passwordHash: string }
-> & { updatedAt: Date };
+  Omit<User, 'id' | 'username' | 'createdAt' | 'updatedAt'> & { passwordHash: string }
+> & {
+  updatedAt: Date;
+};
 
 const CHANGE_COLUMNS = {
   email: 'email',

@@ -146,16 +146,7 @@ export function disableUser(
   ctx: Context,
   input: { username: string },
 ): Promise<UserStatusView> {
-  return db.transaction().execute(async (trx) => {
-    let user = await lockExistingUser(trx, input.username);
-    if (user.disabledAt === null) {
-      const now = ctx.clock.now();
-      user = await updateUser(trx, user.id, { disabledAt: now, updatedAt: now });
-    }
-    await deleteBrowserSessionsOfUser(trx, user.id);
-    await endAccess(trx, { userId: user.id }, ctx.clock.now());
-    return presentUserStatus(user);
-  });
+  return setDisabled(db, ctx, input.username, true);
 }
 
 /**
@@ -167,10 +158,24 @@ export function enableUser(
   ctx: Context,
   input: { username: string },
 ): Promise<UserStatusView> {
+  return setDisabled(db, ctx, input.username, false);
+}
+
+function setDisabled(
+  db: Kysely<Database>,
+  ctx: Context,
+  username: string,
+  disabled: boolean,
+): Promise<UserStatusView> {
   return db.transaction().execute(async (trx) => {
-    let user = await lockExistingUser(trx, input.username);
-    if (user.disabledAt !== null) {
-      user = await updateUser(trx, user.id, { disabledAt: null, updatedAt: ctx.clock.now() });
+    let user = await lockExistingUser(trx, username);
+    if ((user.disabledAt !== null) !== disabled) {
+      const now = ctx.clock.now();
+      user = await updateUser(trx, user.id, { disabledAt: disabled ? now : null, updatedAt: now });
+    }
+    if (disabled) {
+      await deleteBrowserSessionsOfUser(trx, user.id);
+      await endAccess(trx, { userId: user.id }, ctx.clock.now());
     }
     return presentUserStatus(user);
   });

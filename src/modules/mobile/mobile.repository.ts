@@ -101,15 +101,7 @@ export async function hasSignedInBefore(
 
 export async function insertDevice(
   db: Kysely<Database>,
-  device: {
-    clientPk: number;
-    deviceId: string;
-    userId: number;
-    publicKey: string;
-    grantId: number;
-    label: string;
-    at: Date;
-  },
+  device: Pick<Device, 'clientPk' | 'deviceId' | 'userId' | 'publicKey' | 'grantId' | 'label'> & { at: Date },
 ): Promise<void> {
   await db
     .insertInto('mobile_devices')

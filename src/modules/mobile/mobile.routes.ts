@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Deps } from '../../context.js';
 import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
 import { tokensIssued } from '../../http/metrics.js';
+import { RequestValues } from '../../http/request-values.js';
 import { AccessDenied, ApiError } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import type { Client } from '../clients/client.js';
@@ -42,8 +43,8 @@ function noStore(reply: FastifyReply): void {
  */
 export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const clients = new WeakMap<FastifyRequest, Client>();
-  const tokens = new WeakMap<FastifyRequest, AccessTokenContext>();
+  const clients = new RequestValues<Client>('requireOfficialClient');
+  const tokens = new RequestValues<AccessTokenContext>('requireDeviceToken');
 
   const requireOfficialClient = async (request: FastifyRequest): Promise<void> => {
     clients.set(request, await officialClient(deps.db, request.body));
@@ -51,15 +52,10 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const requireDeviceToken = async (request: FastifyRequest): Promise<void> => {
     await requireOfficialClient(request);
     const token = await authenticateBearer(request, deps);
-    if (token.clientPk !== clientOf(request).id) {
+    if (token.clientPk !== clients.of(request).id) {
       throw new AccessDenied('This access token was not issued to this client.');
     }
     tokens.set(request, token);
-  };
-  const clientOf = (request: FastifyRequest): Client => {
-    const client = clients.get(request);
-    if (!client) throw new Error('requireOfficialClient did not run on this route');
-    return client;
   };
 
   routes.post(
@@ -74,7 +70,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     },
     async (request, reply) => {
       noStore(reply);
-      return issueChallenge(deps.db, deps.ctx, clientOf(request), request.body);
+      return issueChallenge(deps.db, deps.ctx, clients.of(request), request.body);
     },
   );
 
@@ -97,7 +93,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         const session = await verifyDevice(
           deps.db,
           deps.ctx,
-          clientOf(request),
+          clients.of(request),
           request.body,
           deviceLabel(request),
         );
@@ -105,7 +101,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         await auditRequest(deps.db, deps.ctx, request, {
           actor: `user:${String(session.user.id)}`,
           action: 'device_signed_in',
-          subject: `client:${clientOf(request).clientId}`,
+          subject: `client:${clients.of(request).clientId}`,
           details: { device_id: request.body.device_id },
         });
         return session;
@@ -137,7 +133,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     },
     async (request, reply) => {
       noStore(reply);
-      const session = await refreshDevice(deps.db, deps.ctx, clientOf(request), request.body);
+      const session = await refreshDevice(deps.db, deps.ctx, clients.of(request), request.body);
       tokensIssued.inc({ grant_type: 'mobile_refresh' });
       return session;
     },
@@ -157,13 +153,12 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     },
     async (request, reply) => {
       noStore(reply);
-      const token = tokens.get(request);
-      if (!token) throw new Error('requireDeviceToken did not run on this route');
-      const result = await logoutDevice(deps.db, deps.ctx, clientOf(request), token, request.body);
+      const token = tokens.of(request);
+      const result = await logoutDevice(deps.db, deps.ctx, clients.of(request), token, request.body);
       await auditRequest(deps.db, deps.ctx, request, {
         actor: `user:${token.userId}`,
         action: 'device_signed_out',
-        subject: `client:${clientOf(request).clientId}`,
+        subject: `client:${clients.of(request).clientId}`,
         details: { via: 'mobile logout', device_id: request.body.device_id },
       });
       return result;

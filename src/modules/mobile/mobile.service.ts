@@ -60,15 +60,17 @@ export function signedByKey(
 }
 
 /**
- * Uses up the challenge a verify or refresh presents (whatever happens next).
+ * Uses up the challenge a verify or refresh presents (whatever happens next), and answers the
+ * time it was used at, which the rest of the request goes by.
  * @throws InvalidGrant when it is unknown, used, expired, or another client's or device's.
  */
 export async function useChallenge(
   db: Kysely<Database>,
+  ctx: Context,
   client: Client,
   input: { challenge: string; device_id: string },
-  now: Date,
-): Promise<void> {
+): Promise<Date> {
+  const now = ctx.clock.now();
   const fresh = await consumeChallenge(db, {
     hash: hashSecret(input.challenge),
     clientPk: client.id,
@@ -76,6 +78,7 @@ export async function useChallenge(
     now,
   });
   if (!fresh) throw new InvalidGrant(REFUSED);
+  return now;
 }
 
 /**

@@ -27,8 +27,7 @@ export async function refreshDevice(
   client: Client,
   input: RefreshBody,
 ): Promise<SessionResponse> {
-  const now = ctx.clock.now();
-  await useChallenge(db, client, input, now);
+  const now = await useChallenge(db, ctx, client, input);
   const tokenHash = hashSecret(input.refresh_token);
 
   const outcome = await db.transaction().execute(async (trx) => {

@@ -35,8 +35,7 @@ export async function verifyDevice(
   input: VerifyBody,
   label: string,
 ): Promise<SessionResponse> {
-  const now = ctx.clock.now();
-  await useChallenge(db, client, input, now);
+  const now = await useChallenge(db, ctx, client, input);
   if (!signedByKey(input.public_key, input.signature, input.challenge, input.device_id)) {
     throw new InvalidGrant(REFUSED);
   }

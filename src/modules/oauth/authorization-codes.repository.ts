@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { toUser, USER_COLUMNS, type User } from '../accounts/user.js';
+import type { NewTokenRows } from './grants.repository.js';
 
 /** A code as stored, with its user's and consent's state, to say why a redemption failed. */
 export interface StoredAuthorizationCode {
@@ -85,10 +86,7 @@ export async function redeemAuthorizationCode(
     redirectUri: string;
     challenge: string | null;
     now: Date;
-    accessTokenHash: string;
-    accessExpiresAt: Date;
-    refreshTokenHash: string;
-    refreshExpiresAt: Date;
+    tokens: NewTokenRows;
   },
 ): Promise<RedeemedCode | undefined> {
   const result = await sql<
@@ -124,12 +122,12 @@ export async function redeemAuthorizationCode(
       returning id
     ), a as (
       insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
-      select ${input.accessTokenHash}, g.id, code.user_id, code.client_pk, code.scopes, ${input.now}, ${input.accessExpiresAt}
+      select ${input.tokens.accessTokenHash}, g.id, code.user_id, code.client_pk, code.scopes, ${input.now}, ${input.tokens.accessExpiresAt}
       from code, g
       returning grant_id
     ), r as (
       insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
-      select ${input.refreshTokenHash}, g.id, ${input.now}, ${input.refreshExpiresAt}
+      select ${input.tokens.refreshTokenHash}, g.id, ${input.now}, ${input.tokens.refreshExpiresAt}
       from code, g
       where 'offline_access' = any(code.scopes)
       returning grant_id

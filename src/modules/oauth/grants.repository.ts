@@ -25,6 +25,14 @@ export interface StoredRefreshToken extends StoredToken {
   ofDevice: boolean;
 }
 
+/** The rows of a new access and refresh token pair, stored in the statement that grants it. */
+export interface NewTokenRows {
+  accessTokenHash: string;
+  accessExpiresAt: Date;
+  refreshTokenHash: string;
+  refreshExpiresAt: Date;
+}
+
 /** A refresh token just marked used, with its grant. */
 export interface RotatedRefreshToken {
   grantId: number;
@@ -147,10 +155,7 @@ export async function rotateRefreshToken(
     clientPk: number;
     scopes: string[] | null;
     now: Date;
-    accessTokenHash: string;
-    accessExpiresAt: Date;
-    refreshTokenHash: string;
-    refreshExpiresAt: Date;
+    tokens: NewTokenRows;
   },
 ): Promise<{ grantId: number; userId: number; scopes: string[] } | undefined> {
   const result = await sql<{ grantId: number; userId: number; scopes: string[] }>`
@@ -168,12 +173,12 @@ export async function rotateRefreshToken(
       returning r.grant_id, g.user_id, coalesce(${input.scopes}::text[], g.scopes) as scopes
     ), access as (
       insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
-      select ${input.accessTokenHash}, grant_id, user_id, ${input.clientPk}, scopes, ${input.now},
-        ${input.accessExpiresAt}
+      select ${input.tokens.accessTokenHash}, grant_id, user_id, ${input.clientPk}, scopes, ${input.now},
+        ${input.tokens.accessExpiresAt}
       from rotated
     ), refresh as (
       insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
-      select ${input.refreshTokenHash}, grant_id, ${input.now}, ${input.refreshExpiresAt} from rotated
+      select ${input.tokens.refreshTokenHash}, grant_id, ${input.now}, ${input.tokens.refreshExpiresAt} from rotated
     )
     select grant_id as "grantId", user_id as "userId", scopes from rotated`.execute(db);
   return result.rows[0];
@@ -206,70 +211,76 @@ export async function markRefreshTokenRotated(
   return row;
 }
 
+/**
+ * An access token joined to its grant, user and client, each by primary key: the one statement of
+ * every lookup of a presented access token (the bearer check's too), which selects what it needs.
+ */
+export function selectAccessTokenWithOwners(db: Kysely<Database>) {
+  return db
+    .selectFrom('access_tokens as t')
+    .innerJoin('grants as g', 'g.id', 't.grant_id')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .innerJoin('clients as c', 'c.id', 't.client_pk');
+}
+
+/** What a token's grant, user and client say about it (the aliases of both lookups below). */
+const OWNERS_STATE = [
+  'g.revoked_at as grantRevokedAt',
+  'u.username',
+  'u.disabled_at as userDisabledAt',
+  'c.client_id as clientId',
+  'c.disabled_at as clientDisabledAt',
+] as const;
+
 /** A refresh token as stored. One statement, with read-only joins to its user and client. */
 export async function findRefreshToken(
   db: Kysely<Database>,
   tokenHash: string,
 ): Promise<StoredRefreshToken | undefined> {
   const row = await db
-    .selectFrom('refresh_tokens')
-    .innerJoin('grants', 'grants.id', 'refresh_tokens.grant_id')
-    .innerJoin('users', 'users.id', 'grants.user_id')
-    .innerJoin('clients', 'clients.id', 'grants.client_pk')
+    .selectFrom('refresh_tokens as t')
+    .innerJoin('grants as g', 'g.id', 't.grant_id')
+    .innerJoin('users as u', 'u.id', 'g.user_id')
+    .innerJoin('clients as c', 'c.id', 'g.client_pk')
     .select([
-      'refresh_tokens.grant_id as grantId',
-      'refresh_tokens.created_at as createdAt',
-      'refresh_tokens.expires_at as expiresAt',
-      'refresh_tokens.rotated_at as rotatedAt',
-      'refresh_tokens.revoked_at as revokedAt',
-      'grants.revoked_at as grantRevokedAt',
-      'grants.client_pk as clientPk',
-      'grants.scopes',
-      'grants.user_id as userId',
-      'users.username',
-      'users.disabled_at as userDisabledAt',
-      'clients.client_id as clientId',
-      'clients.disabled_at as clientDisabledAt',
+      't.grant_id as grantId',
+      't.created_at as createdAt',
+      't.expires_at as expiresAt',
+      't.rotated_at as rotatedAt',
+      't.revoked_at as revokedAt',
+      'g.client_pk as clientPk',
+      'g.scopes',
+      'g.user_id as userId',
     ])
+    .select(OWNERS_STATE)
     .select((eb) =>
       eb
-        .exists(
-          eb.selectFrom('mobile_devices').select('id').whereRef('mobile_devices.grant_id', '=', 'grants.id'),
-        )
+        .exists(eb.selectFrom('mobile_devices').select('id').whereRef('mobile_devices.grant_id', '=', 'g.id'))
         .as('ofDevice'),
     )
-    .where('refresh_tokens.token_hash', '=', tokenHash)
+    .where('t.token_hash', '=', tokenHash)
     .executeTakeFirst();
   return row && { ...row, ofDevice: Boolean(row.ofDevice) };
 }
 
-/** An access token as stored. One statement, with read-only joins to its user and client. */
-export async function findAccessToken(
+/** An access token as stored, for introspection and revocation. */
+export function findAccessToken(
   db: Kysely<Database>,
   tokenHash: string,
 ): Promise<StoredAccessToken | undefined> {
-  const row = await db
-    .selectFrom('access_tokens')
-    .innerJoin('grants', 'grants.id', 'access_tokens.grant_id')
-    .innerJoin('users', 'users.id', 'access_tokens.user_id')
-    .innerJoin('clients', 'clients.id', 'access_tokens.client_pk')
+  return selectAccessTokenWithOwners(db)
     .select([
-      'access_tokens.grant_id as grantId',
-      'access_tokens.client_pk as clientPk',
-      'access_tokens.scopes',
-      'access_tokens.user_id as userId',
-      'access_tokens.created_at as createdAt',
-      'access_tokens.expires_at as expiresAt',
-      'access_tokens.revoked_at as revokedAt',
-      'grants.revoked_at as grantRevokedAt',
-      'users.username',
-      'users.disabled_at as userDisabledAt',
-      'clients.client_id as clientId',
-      'clients.disabled_at as clientDisabledAt',
+      't.grant_id as grantId',
+      't.client_pk as clientPk',
+      't.scopes',
+      't.user_id as userId',
+      't.created_at as createdAt',
+      't.expires_at as expiresAt',
+      't.revoked_at as revokedAt',
     ])
-    .where('access_tokens.token_hash', '=', tokenHash)
+    .select(OWNERS_STATE)
+    .where('t.token_hash', '=', tokenHash)
     .executeTakeFirst();
-  return row;
 }
 
 export async function revokeAccessToken(db: Kysely<Database>, tokenHash: string, at: Date): Promise<void> {

@@ -37,8 +37,13 @@ function tokenTypeHintOf(hint: string | undefined): string | null {
   return hint === 'access_token' || hint === 'refresh_token' ? hint : 'other';
 }
 
-function noStore(reply: FastifyReply): void {
+/**
+ * The form of a client's request to one of the three endpoints, whose answers, errors included,
+ * no cache may keep (RFC 6749 §5.1).
+ */
+function clientForm(request: FastifyRequest, reply: FastifyReply): Record<string, string | undefined> {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+  return formParameters(request);
 }
 
 /** The token, revocation and introspection endpoints (RFC 6749 §3.2, RFC 7009, RFC 7662). */
@@ -53,8 +58,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       },
     },
     async (request, reply) => {
-      noStore(reply);
-      const params = formParameters(request);
+      const params = clientForm(request, reply);
       const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
       countAuthenticatedClient(request, client.clientId);
       const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params);
@@ -67,8 +71,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     '/api/v1/oauth/revoke',
     { config: { revokes: true, auth: 'client', description: 'Token revocation (RFC 7009)' } },
     async (request, reply) => {
-      noStore(reply);
-      const params = formParameters(request);
+      const params = clientForm(request, reply);
       const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
       countAuthenticatedClient(request, client.clientId);
       await revokeToken(deps.db, deps.ctx, client, params);
@@ -87,8 +90,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     '/api/v1/oauth/introspect',
     { config: { auth: 'client', description: 'Token introspection (RFC 7662)' } },
     async (request, reply) => {
-      noStore(reply);
-      const params = formParameters(request);
+      const params = clientForm(request, reply);
       const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
       countAuthenticatedClient(request, client.clientId);
       return introspectToken(deps.db, deps.ctx, client, params);

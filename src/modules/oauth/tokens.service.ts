@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
-import { insertAccessToken, insertRefreshToken } from './grants.repository.js';
+import { insertAccessToken, insertRefreshToken, type NewTokenRows } from './grants.repository.js';
 
 /** The token response (SPEC.md, RFC 6749 §5.1; OIDC Core §3.1.3.3). */
 export interface TokenResponse {
@@ -51,6 +51,27 @@ export async function issueTokenSet(
     expiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
   });
   return { accessToken, refreshToken, expiresIn };
+}
+
+/** A new access and refresh token: the secrets for the response, the rows for the statement that grants them. */
+export interface NewTokenPair extends IssuedTokens, NewTokenRows {
+  refreshToken: string;
+}
+
+/** A token pair to store in one statement (a code's redemption, a refresh token's rotation). */
+export function newTokenPair(ctx: Context, now: Date): NewTokenPair {
+  const accessToken = generateSecret('accessToken');
+  const refreshToken = generateSecret('refreshToken');
+  const expiresIn = ctx.config.ACCESS_TOKEN_TTL_SECONDS;
+  return {
+    accessToken,
+    refreshToken,
+    expiresIn,
+    accessTokenHash: hashSecret(accessToken),
+    accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
+    refreshTokenHash: hashSecret(refreshToken),
+    refreshExpiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+  };
 }
 
 /** The token response of a token set (RFC 6749 §5.1). */

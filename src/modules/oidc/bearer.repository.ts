@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { toUser, USER_COLUMNS, type User } from '../accounts/user.js';
+import { selectAccessTokenWithOwners } from '../oauth/grants.repository.js';
 
 /** An access token with everything that decides whether it still works, and its user. */
 export interface BearerToken {
@@ -19,19 +20,14 @@ export interface BearerToken {
 const USER_SELECT = USER_COLUMNS.map((column) => `u.${column}` as const);
 
 /**
- * One query per bearer request: the token by its hash (the primary key) with read-only joins to
- * its grant, user and client, each by primary key (one statement is the point: this is the hot
- * path). The caller decides validity, so that the log can say which rule refused it.
+ * One query per bearer request (the hot path): the token by its hash (the primary key), with its
+ * grant, user and client. The caller decides validity, so that the log can say which rule refused it.
  */
 export async function findBearerToken(
   db: Kysely<Database>,
   tokenHash: string,
 ): Promise<BearerToken | undefined> {
-  const row = await db
-    .selectFrom('access_tokens as t')
-    .innerJoin('grants as g', 'g.id', 't.grant_id')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .innerJoin('clients as c', 'c.id', 't.client_pk')
+  const row = await selectAccessTokenWithOwners(db)
     .select([
       't.token_hash as t_token_hash',
       't.grant_id as t_grant_id',

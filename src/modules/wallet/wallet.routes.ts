@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../context.js';
 import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
 import { walletCharges } from '../../http/metrics.js';
+import { RequestValues } from '../../http/request-values.js';
 import { AccessDenied, IdempotencyConflict, InsufficientFunds } from '../../lib/errors.js';
 import { lookUpClient } from '../oauth/client-auth.service.js';
 import {
@@ -21,7 +22,7 @@ import { charge, getBalance, listTransactions, type WalletActor } from './wallet
  */
 export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const actors = new WeakMap<FastifyRequest, WalletActor>();
+  const actors = new RequestValues<WalletActor>('requireWalletAccess');
 
   /** preValidation: runs after the body is parsed and before it is validated. */
   const requireWalletAccess = async (request: FastifyRequest): Promise<void> => {
@@ -42,11 +43,6 @@ export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       ip: request.ip,
     });
   };
-  const actor = (request: FastifyRequest): WalletActor => {
-    const found = actors.get(request);
-    if (!found) throw new Error('requireWalletAccess did not run on this route');
-    return found;
-  };
 
   routes.get(
     '/api/v1/wallet/balance',
@@ -57,7 +53,7 @@ export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return getBalance(deps.db, actor(request).userId);
+      return getBalance(deps.db, actors.of(request).userId);
     },
   );
 
@@ -74,7 +70,7 @@ export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       preValidation: requireWalletAccess,
     },
     async (request, reply) => {
-      const outcome = await charge(deps.db, deps.ctx, actor(request), request.body).catch((error) => {
+      const outcome = await charge(deps.db, deps.ctx, actors.of(request), request.body).catch((error) => {
         if (error instanceof IdempotencyConflict) walletCharges.inc({ outcome: 'conflict' });
         else if (error instanceof InsufficientFunds) walletCharges.inc({ outcome: 'insufficient_funds' });
         throw error;
@@ -99,7 +95,7 @@ export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return listTransactions(deps.db, actor(request), request.query);
+      return listTransactions(deps.db, actors.of(request), request.query);
     },
   );
 };

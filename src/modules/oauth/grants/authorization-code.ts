@@ -2,13 +2,13 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import { InvalidGrant } from '../../../lib/errors.js';
 import { isCodeVerifier, s256 } from '../../../lib/pkce.js';
-import { generateSecret, hashSecret } from '../../../lib/secrets.js';
+import { hashSecret } from '../../../lib/secrets.js';
 import type { Client } from '../../clients/client.js';
 import { signIdToken } from '../../oidc/id-token.js';
 import { currentSigner } from '../../oidc/keys.service.js';
 import { findAuthorizationCode, redeemAuthorizationCode } from '../authorization-codes.repository.js';
 import { revokeGrants } from '../grants.repository.js';
-import { type IssuedTokens, tokenResponse } from '../tokens.service.js';
+import { newTokenPair, tokenResponse } from '../tokens.service.js';
 import type { Grant } from './grant.js';
 
 /** Why a code could not be redeemed, for the error description (nothing was written). */
@@ -71,20 +71,14 @@ export const authorizationCode: Grant = {
     // Taken first, from the process cache, so signing after the redemption needs no query and
     // cannot fail for want of a key.
     const signer = await currentSigner(db, ctx);
-    const accessToken = generateSecret('accessToken');
-    const refreshToken = generateSecret('refreshToken');
-    const expiresIn = ctx.config.ACCESS_TOKEN_TTL_SECONDS;
-
+    const tokens = newTokenPair(ctx, now);
     const redeemed = await redeemAuthorizationCode(db, {
       codeHash,
       clientPk: client.id,
       redirectUri,
       challenge,
       now,
-      accessTokenHash: hashSecret(accessToken),
-      accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
-      refreshTokenHash: hashSecret(refreshToken),
-      refreshExpiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+      tokens,
     });
     if (!redeemed) {
       return explainRedeemFailure(db, client, {
@@ -105,16 +99,15 @@ export const authorizationCode: Grant = {
             scopes: redeemed.scopes,
             nonce: redeemed.nonce,
             authTime: redeemed.authTime,
-            accessToken,
+            accessToken: tokens.accessToken,
           },
           signer,
         )
       : undefined;
-    const tokens: IssuedTokens = {
-      accessToken,
-      expiresIn,
-      ...(redeemed.refreshIssued ? { refreshToken } : {}),
-    };
-    return tokenResponse(tokens, redeemed.scopes, idToken);
+    // The refresh token is stored only with offline_access (the statement says whether it was).
+    const issued = redeemed.refreshIssued
+      ? tokens
+      : { accessToken: tokens.accessToken, expiresIn: tokens.expiresIn };
+    return tokenResponse(issued, redeemed.scopes, idToken);
   },
 };

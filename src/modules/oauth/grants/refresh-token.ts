@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.js';
 import { InvalidGrant, InvalidScope } from '../../../lib/errors.js';
-import { generateSecret, hashSecret } from '../../../lib/secrets.js';
+import { hashSecret } from '../../../lib/secrets.js';
 import type { Client } from '../../clients/client.js';
 import { findRefreshToken, revokeGrants, rotateRefreshToken } from '../grants.repository.js';
 import { normalizeScopes } from '../scopes.js';
-import { tokenResponse } from '../tokens.service.js';
+import { newTokenPair, tokenResponse } from '../tokens.service.js';
 import type { Grant } from './grant.js';
 
 /** Why a refresh token was refused, for the error description (nothing was written). */
@@ -56,20 +56,15 @@ export const refreshToken: Grant = {
       const known = normalizeScopes(unique);
       asked = known.length === unique.length ? known : unique;
     }
-    const accessToken = generateSecret('accessToken');
-    const newRefreshToken = generateSecret('refreshToken');
-    const expiresIn = ctx.config.ACCESS_TOKEN_TTL_SECONDS;
+    const tokens = newTokenPair(ctx, now);
     const issued = await rotateRefreshToken(db, {
       tokenHash,
       clientPk: client.id,
       scopes: asked,
       now,
-      accessTokenHash: hashSecret(accessToken),
-      accessExpiresAt: new Date(now.getTime() + expiresIn * 1000),
-      refreshTokenHash: hashSecret(newRefreshToken),
-      refreshExpiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+      tokens,
     });
     if (!issued) return explainRefreshFailure(db, client, { tokenHash, asked, now });
-    return tokenResponse({ accessToken, refreshToken: newRefreshToken, expiresIn }, issued.scopes);
+    return tokenResponse(tokens, issued.scopes);
   },
 };
