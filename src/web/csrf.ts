@@ -46,11 +46,7 @@ function tokenFor(signer: Pick<FastifyReply, 'signCookie'>, signedValue: string)
  * else sets a new one (256 bits); the cookie's lifetime is renewed either way. `ctx` gives the
  * cookie attributes (Secure when PUBLIC_URL is https; Max-Age = SESSION_TTL_SECONDS).
  */
-export function issueCsrfToken(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  ctx: Context,
-): string {
+export function issueCsrfToken(request: FastifyRequest, reply: FastifyReply, ctx: Context): string {
   let value = issued.get(request) ?? presentedCookie(request);
   if (!value) value = randomBytes(32).toString('base64url');
   issued.set(request, value);
