@@ -2,7 +2,11 @@ import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Deps } from '../context.js';
 import { InvalidToken, Unauthorized } from '../lib/errors.js';
 import { hashSecret } from '../lib/secrets.js';
-import { type AccessTokenContext, authenticateAccessToken } from '../modules/oidc/bearer.service.js';
+import {
+  type AccessTokenContext,
+  cachedAccessToken,
+  lookUpAccessToken,
+} from '../modules/oidc/bearer.service.js';
 import { RequestValues } from './request-values.js';
 
 export type { AccessTokenContext } from '../modules/oidc/bearer.service.js';
@@ -67,10 +71,13 @@ function hashOfToken(request: FastifyRequest, token: string): string {
  */
 export async function authenticateBearer(request: FastifyRequest, deps: Deps): Promise<AccessTokenContext> {
   const tokenHash = hashOfToken(request, extractBearerToken(request));
-  const result = await authenticateAccessToken(deps.db, deps.ctx, tokenHash);
-  if (result.ok) return result.context;
-  request.log.info({ reason: result.reason }, 'bearer token refused');
-  throw result.reason === 'expired access token'
+  const now = deps.ctx.clock.now().getTime();
+  const cached = cachedAccessToken(deps.ctx, tokenHash, now);
+  if (cached) return cached;
+  const found = await lookUpAccessToken(deps.db, deps.ctx, tokenHash, now);
+  if (typeof found !== 'string') return found;
+  request.log.info({ reason: found }, 'bearer token refused');
+  throw found === 'expired access token'
     ? new InvalidToken('The access token has expired.')
     : new InvalidToken();
 }

@@ -13,7 +13,13 @@ import {
   transactionsQuerySchema,
   transactionsResponseSchema,
 } from './wallet.schemas.js';
-import { charge, getBalance, listTransactions, type WalletActor } from './wallet.service.js';
+import {
+  type ChargeOutcome,
+  charge,
+  getBalance,
+  listTransactions,
+  type WalletActor,
+} from './wallet.service.js';
 
 /**
  * The wallet (SPEC.md "Wallet", CONTRACT.md §6): balance, charge, transactions. Every route needs
@@ -70,11 +76,14 @@ export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       preValidation: requireWalletAccess,
     },
     async (request, reply) => {
-      const outcome = await charge(deps.db, deps.ctx, actors.of(request), request.body).catch((error) => {
+      let outcome: ChargeOutcome;
+      try {
+        outcome = await charge(deps.db, deps.ctx, actors.of(request), request.body);
+      } catch (error) {
         if (error instanceof IdempotencyConflict) walletCharges.inc({ outcome: 'conflict' });
         else if (error instanceof InsufficientFunds) walletCharges.inc({ outcome: 'insufficient_funds' });
         throw error;
-      });
+      }
       walletCharges.inc({ outcome: outcome.replayed ? 'replayed' : 'charged' });
       reply.header('cache-control', 'no-store');
       if (outcome.replayed) reply.header('idempotent-replayed', 'true');
