@@ -1,4 +1,5 @@
 import argon2 from 'argon2';
+import { isCommonPassword } from './common-passwords.js';
 
 /**
  * argon2id parameters: OWASP's first recommended setting (m = 19 MiB, t = 2, p = 1), which costs
@@ -6,9 +7,35 @@ import argon2 from 'argon2';
  */
 const OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
-/** Longer passwords are refused before hashing, so nobody can make the server hash megabytes. */
+/**
+ * Password length bounds (CONTRACT.md §7), in UTF-16 code units as `String.length`, zod and HTML's
+ * `minlength`/`maxlength` count them, so the form and the server agree. Longer passwords are
+ * refused before hashing, so nobody can make the server hash megabytes.
+ */
 export const PASSWORD_MAX_LENGTH = 256;
 export const PASSWORD_MIN_LENGTH = 8;
+
+/** Why a new password is refused; the sign-up page shows it by the field under this key. */
+export type PasswordProblem = 'password_too_short' | 'password_too_long' | 'password_too_common';
+
+/** What each problem says outside the pages (the CLI, InvalidRequest messages). */
+export const PASSWORD_PROBLEM_MESSAGES: Record<PasswordProblem, string> = {
+  password_too_short: `password must be at least ${PASSWORD_MIN_LENGTH} characters`,
+  password_too_long: `password must be at most ${PASSWORD_MAX_LENGTH} characters`,
+  password_too_common: 'password is one of the 10,000 most common passwords; choose another',
+};
+
+/**
+ * The rules every new password meets (CONTRACT.md §7), in one place for every way a password is
+ * set; sign-in never runs them. Length comes first, so the common-password lookup and any hashing
+ * only ever see 8–256 characters.
+ */
+export function passwordProblem(password: string): PasswordProblem | undefined {
+  if (password.length < PASSWORD_MIN_LENGTH) return 'password_too_short';
+  if (password.length > PASSWORD_MAX_LENGTH) return 'password_too_long';
+  if (isCommonPassword(password)) return 'password_too_common';
+  return undefined;
+}
 
 export function hashPassword(password: string): Promise<string> {
   return argon2.hash(password, OPTIONS);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
+import { PASSWORD_PROBLEM_MESSAGES, passwordProblem } from '../../lib/password.js';
 
 /**
  * Usernames: 3–32 characters of ASCII letters, digits and underscore, not only digits, unique
@@ -59,10 +59,11 @@ export const usernameSchema = z
   })
   .refine((value) => !RESERVED_USERNAMES.has(value.toLowerCase()), { message: 'this username is reserved' });
 
-export const passwordSchema = z
-  .string()
-  .min(PASSWORD_MIN_LENGTH, `password must be at least ${PASSWORD_MIN_LENGTH} characters`)
-  .max(PASSWORD_MAX_LENGTH, `password must be at most ${PASSWORD_MAX_LENGTH} characters`);
+/** A new password: the rules of lib/password.ts (length, then not a common one), nothing else. */
+export const passwordSchema = z.string().superRefine((value, ctx) => {
+  const problem = passwordProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: PASSWORD_PROBLEM_MESSAGES[problem] });
+});
 
 export const emailSchema = z
   .string()

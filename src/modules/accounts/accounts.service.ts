@@ -5,7 +5,8 @@ import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import {
   hashPassword,
   PASSWORD_MAX_LENGTH,
-  PASSWORD_MIN_LENGTH,
+  type PasswordProblem,
+  passwordProblem,
   verifyPassword,
 } from '../../lib/password.js';
 import { isUniqueViolation, parseInput } from '../../lib/validation.js';
@@ -25,7 +26,6 @@ import {
   createUserSchema,
   emailSchema,
   normalizeUsername,
-  passwordSchema,
   USERNAME_INPUT_MAX_LENGTH,
   USERNAME_PATTERN,
   usernameSchema,
@@ -189,8 +189,7 @@ export type SignUpProblem =
   | 'username_format'
   | 'username_reserved'
   | 'username_taken'
-  | 'password_too_short'
-  | 'password_too_long'
+  | PasswordProblem
   | 'email_invalid'
   | 'email_too_long';
 
@@ -216,9 +215,8 @@ export async function signUp(
       ? 'username_reserved'
       : 'username_format';
   }
-  if (!passwordSchema.safeParse(form.password).success) {
-    errors.password = form.password.length < PASSWORD_MIN_LENGTH ? 'password_too_short' : 'password_too_long';
-  }
+  const password = passwordProblem(form.password);
+  if (password) errors.password = password;
   const emailText = form.email.trim();
   if (emailText !== '') {
     const email = emailSchema.safeParse(emailText);

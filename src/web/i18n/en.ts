@@ -41,6 +41,8 @@ export const en: LocaleDefinition = {
         username_taken: 'This username is already taken; choose another one.',
         password_too_short: `Password must be at least ${PASSWORD_MIN_LENGTH} characters.`,
         password_too_long: `Password must be at most ${PASSWORD_MAX_LENGTH} characters.`,
+        password_too_common:
+          'This password is one of the most common ones, which attackers try first; choose another.',
         email_invalid: 'Enter a valid e-mail address, or leave the field empty.',
         email_too_long: 'The e-mail address must be at most 254 characters.',
       },
