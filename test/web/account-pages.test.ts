@@ -1,6 +1,7 @@
 import argon2 from 'argon2';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { commonPasswords } from '../../src/lib/common-passwords.js';
 import { findCredentials, findUserByUsername } from '../../src/modules/accounts/accounts.repository.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
@@ -237,6 +238,52 @@ describe('sign-up', () => {
     expectHtmlPage(res, 400);
     expect(res.body).not.toContain('<script>');
     expect(res.body).toContain('&lt;script&gt;');
+  });
+});
+
+describe('sign-up with a common password (CONTRACT.md §7)', () => {
+  /** A password of 8+ characters picked from the refused list at run time. */
+  const picked = (() => {
+    const eligible = [...commonPasswords()].filter((entry) => entry.length >= 8 && /[a-z]/.test(entry));
+    return eligible[Math.floor(Math.random() * eligible.length)] as string;
+  })();
+
+  it.each([
+    ['en', 'password1', /one of the most common ones/],
+    ['en', picked, /one of the most common ones/],
+    ['ru', 'qwerty123', /один из самых распространённых паролей/],
+    ['ru', picked.toUpperCase(), /один из самых распространённых паролей/],
+  ] as const)(
+    'refuses it in %s (%s) by the password field, keeping the username',
+    async (lang, password, text) => {
+      const browser = new Browser(t.app);
+      browser.cookies.set('lang', lang);
+      const res = await browser.submit('/signup', '/signup', {
+        username: 'common_pw',
+        password,
+        email: 'common_pw@example.com',
+      });
+      expectHtmlPage(res, 400);
+      expect(res.body).toContain(`lang="${lang}"`);
+      const error = /<p class="field-error" id="password-error">([^<]*)<\/p>/.exec(res.body)?.[1];
+      expect(unescapeHtml(error ?? '')).toMatch(text);
+      expect(res.body.match(/class="field-error"/g)).toHaveLength(1);
+      const fields = inputs(formWithAction(res.body, '/signup'));
+      expect(fields.find((input) => input.name === 'password')?.tag).toContain('aria-invalid="true"');
+      expect(fields.find((input) => input.name === 'username')?.value).toBe('common_pw');
+      expect(fields.find((input) => input.name === 'password')?.value).toBeUndefined();
+      expect(await findUserByUsername(t.database.db, 'common_pw')).toBeUndefined();
+    },
+  );
+
+  it('accepts a rare password', async () => {
+    const res = await new Browser(t.app).submit('/signup', '/signup', {
+      username: 'rare_password',
+      password: 'x7#kQ!p2 rare',
+      email: '',
+    });
+    expect(res.statusCode).toBe(303);
+    expect(await findUserByUsername(t.database.db, 'rare_password')).toBeDefined();
   });
 });
 
