@@ -2,8 +2,8 @@ import { createRequire } from 'node:module';
 
 /**
  * How many of the most common passwords are refused (CONTRACT.md §7). They are the first entries of
- * the ranked `passwords-common` list of @zxcvbn-ts/language-common (MIT), which zxcvbn-ts maintains
- * from leaked-password frequency data, most frequent first.
+ * the ranked `passwords-common` list of @zxcvbn-ts/language-common (MIT, maintained with zxcvbn-ts;
+ * 49,233 entries in 4.1.3), most frequent first: "123456", "password", "12345678", "qwerty", ….
  */
 export const COMMON_PASSWORDS_COUNT = 10_000;
 
