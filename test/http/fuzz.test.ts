@@ -319,7 +319,8 @@ const BASELINES: Record<
   'POST /signup': {
     form: [
       ['username', 'fuzz'],
-      ['password', 'password'],
+      // Not among the 10,000 most common, so a generated sign-up can reach account creation.
+      ['password', 'fuzz password 17'],
       ['email', 'a@example.com'],
     ],
   },
