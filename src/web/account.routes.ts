@@ -13,6 +13,7 @@ import { isAccountNotice } from './i18n/index.js';
 import { formBody, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
 import { renderPage } from './pages.js';
+import { settingsRoutes } from './settings.routes.js';
 import { signInRoutes } from './sign-in.routes.js';
 
 const accountQuery = z.object({ notice: text });
@@ -43,6 +44,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   });
 
   await app.register(signInRoutes, deps);
+  await app.register(settingsRoutes, deps);
 
   routes.get(
     '/account',

@@ -90,3 +90,20 @@ export async function deleteBrowserSessionsOfUser(db: Kysely<Database>, userId: 
   const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * Ends every browser session of a user but one (a password change: the browser that made it stays
+ * signed in, CONTRACT.md §7 "other sessions end"); returns how many ended.
+ */
+export async function deleteOtherBrowserSessionsOfUser(
+  db: Kysely<Database>,
+  userId: number,
+  keepIdHash: string,
+): Promise<number> {
+  const result = await db
+    .deleteFrom('browser_sessions')
+    .where('user_id', '=', userId)
+    .where('id_hash', '!=', keepIdHash)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

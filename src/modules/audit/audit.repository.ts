@@ -28,7 +28,10 @@ export type AuditAction =
   | 'key_rotated'
   | 'key_retired'
   | 'wallet_charged'
-  | 'wallet_credited';
+  | 'wallet_credited'
+  | 'profile_updated'
+  | 'password_changed'
+  | 'password_change_failed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

@@ -13,6 +13,8 @@ export const en: LocaleDefinition = {
       account: 'Your account',
       consent: 'Allow access?',
       error: 'Something went wrong',
+      profile: 'Your profile',
+      password: 'Change your password',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -97,6 +99,9 @@ export const en: LocaleDefinition = {
         unknown_app: 'That app had no access to your account.',
         device_signed_out: 'The device is signed out. The app on it must sign in again.',
         unknown_device: 'That device was not signed in.',
+        profile_updated: 'Your profile is saved.',
+        password_changed:
+          'Your password is changed. Other browsers signed in to your account were signed out.',
       },
     },
     errors: {
@@ -137,6 +142,41 @@ export const en: LocaleDefinition = {
       retryIn: { one: 'You can try again in {n} second.', other: 'You can try again in {n} seconds.' },
       details: 'Technical details:',
       toAccount: 'Go to your account',
+    },
+    settings: {
+      profileSection: 'Profile',
+      editProfile: 'Change your display name and avatar',
+      passwordSection: 'Password',
+      changePassword: 'Change your password',
+      backToAccount: 'Back to your account',
+      correctFields: 'Correct the fields marked below.',
+      profileHeading: 'Your profile',
+      displayName: 'Display name',
+      displayNameHint: 'Up to 64 characters, any language. Leave it empty to show your username instead.',
+      avatarUrl: 'Avatar URL',
+      avatarUrlHint: 'An https:// address of a picture. Leave it empty for the default avatar.',
+      saveProfile: 'Save profile',
+      passwordHeading: 'Change your password',
+      currentPassword: 'Current password',
+      newPassword: 'New password',
+      newPasswordHint: `At least ${PASSWORD_MIN_LENGTH} characters, not one of the most common passwords.`,
+      passwordConfirm: 'Repeat the new password',
+      otherSessionsEnd:
+        'Every other browser signed in to your account will be signed out; this one stays signed in.',
+      submitPassword: 'Change password',
+      problems: {
+        display_name_invalid:
+          'A display name is at most 64 characters, without control or invisible characters.',
+        avatar_url_invalid:
+          'Enter an https:// address (at most 2048 characters) or a path starting with a single /, or leave the field empty.',
+        current_password_missing: 'Enter your current password.',
+        current_password_wrong: 'This is not your current password.',
+        password_too_short: `The new password must be at least ${PASSWORD_MIN_LENGTH} characters.`,
+        password_too_long: `The new password must be at most ${PASSWORD_MAX_LENGTH} characters.`,
+        password_too_common:
+          'This is one of the most common passwords, which attackers try first; choose another.',
+        password_mismatch: 'The two new passwords are not the same.',
+      },
     },
   },
 };

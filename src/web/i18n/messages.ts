@@ -1,4 +1,6 @@
 import type { SignUpProblem } from '../../modules/accounts/accounts.service.js';
+import type { PasswordChangeProblem } from '../../modules/accounts/password.service.js';
+import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
@@ -8,7 +10,14 @@ export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other
 export type SignInError = 'missing_credentials' | 'wrong_credentials' | 'account_disabled';
 
 /** The notices of the account page (`/account?notice=…`). */
-export const ACCOUNT_NOTICES = ['revoked', 'unknown_app', 'device_signed_out', 'unknown_device'] as const;
+export const ACCOUNT_NOTICES = [
+  'revoked',
+  'unknown_app',
+  'device_signed_out',
+  'unknown_device',
+  'profile_updated',
+  'password_changed',
+] as const;
 export type AccountNotice = (typeof ACCOUNT_NOTICES)[number];
 
 export function isAccountNotice(value: unknown): value is AccountNotice {
@@ -46,7 +55,15 @@ export interface Messages {
     /** The accessible name of the language switch. */
     language: string;
   };
-  titles: { signin: string; signup: string; account: string; consent: string; error: string };
+  titles: {
+    signin: string;
+    signup: string;
+    account: string;
+    consent: string;
+    error: string;
+    profile: string;
+    password: string;
+  };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
     heading: string;
@@ -110,6 +127,30 @@ export interface Messages {
     retryIn: PluralForms;
     details: string;
     toAccount: string;
+  };
+  /** The profile and password pages (`/account/profile`, `/account/password`) and their links on the account page. */
+  settings: {
+    /** The account page's sections that lead to them. */
+    profileSection: string;
+    editProfile: string;
+    passwordSection: string;
+    changePassword: string;
+    backToAccount: string;
+    correctFields: string;
+    profileHeading: string;
+    displayName: string;
+    displayNameHint: string;
+    avatarUrl: string;
+    avatarUrlHint: string;
+    saveProfile: string;
+    passwordHeading: string;
+    currentPassword: string;
+    newPassword: string;
+    newPasswordHint: string;
+    passwordConfirm: string;
+    otherSessionsEnd: string;
+    submitPassword: string;
+    problems: Record<ProfileProblem | PasswordChangeProblem, string>;
   };
 }
 

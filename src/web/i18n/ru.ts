@@ -12,6 +12,8 @@ export const ru: LocaleDefinition = {
       account: 'Ваш аккаунт',
       consent: 'Разрешить доступ?',
       error: 'Что-то пошло не так',
+      profile: 'Ваш профиль',
+      password: 'Смена пароля',
     },
     fields: {
       username: 'Имя пользователя',
@@ -112,6 +114,8 @@ export const ru: LocaleDefinition = {
         unknown_app: 'У этого приложения не было доступа к вашему аккаунту.',
         device_signed_out: 'Сеанс на устройстве завершён. Приложению на нём нужно будет войти снова.',
         unknown_device: 'На этом устройстве не был выполнен вход.',
+        profile_updated: 'Профиль сохранён.',
+        password_changed: 'Пароль изменён. В других браузерах выполнен выход из вашего аккаунта.',
       },
     },
     errors: {
@@ -166,6 +170,42 @@ export const ru: LocaleDefinition = {
       },
       details: 'Технические подробности:',
       toAccount: 'Перейти в аккаунт',
+    },
+    settings: {
+      profileSection: 'Профиль',
+      editProfile: 'Изменить отображаемое имя и аватар',
+      passwordSection: 'Пароль',
+      changePassword: 'Сменить пароль',
+      backToAccount: 'Вернуться в аккаунт',
+      correctFields: 'Исправьте отмеченные ниже поля.',
+      profileHeading: 'Ваш профиль',
+      displayName: 'Отображаемое имя',
+      displayNameHint:
+        'До 64 символов, на любом языке. Оставьте пустым, чтобы вместо него показывалось имя пользователя.',
+      avatarUrl: 'Адрес аватара',
+      avatarUrlHint: 'Адрес картинки, начинающийся с https://. Оставьте пустым для стандартного аватара.',
+      saveProfile: 'Сохранить профиль',
+      passwordHeading: 'Смена пароля',
+      currentPassword: 'Текущий пароль',
+      newPassword: 'Новый пароль',
+      newPasswordHint: `Не менее ${PASSWORD_MIN_LENGTH} символов, не из числа самых распространённых паролей.`,
+      passwordConfirm: 'Повторите новый пароль',
+      otherSessionsEnd:
+        'Во всех других браузерах будет выполнен выход из аккаунта; в этом вы останетесь в нём.',
+      submitPassword: 'Сменить пароль',
+      problems: {
+        display_name_invalid:
+          'Отображаемое имя — не длиннее 64 символов, без управляющих и невидимых символов.',
+        avatar_url_invalid:
+          'Введите адрес, начинающийся с https:// (не длиннее 2048 символов), или путь, начинающийся с одной /, либо оставьте поле пустым.',
+        current_password_missing: 'Введите текущий пароль.',
+        current_password_wrong: 'Это не ваш текущий пароль.',
+        password_too_short: `Новый пароль должен быть не короче ${PASSWORD_MIN_LENGTH} символов.`,
+        password_too_long: `Новый пароль должен быть не длиннее ${PASSWORD_MAX_LENGTH} символов.`,
+        password_too_common:
+          'Это один из самых распространённых паролей, их подбирают первыми; выберите другой.',
+        password_mismatch: 'Новые пароли не совпадают.',
+      },
     },
   },
 };
