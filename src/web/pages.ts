@@ -20,7 +20,16 @@ import {
  * with `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw. Each gets
  * `t` (the texts of the page's locale), `locale`, `plural(forms, count)` and `date(value)`.
  */
-export type PageTemplate = 'signin' | 'signup' | 'account' | 'consent' | 'error' | 'reference';
+export type PageTemplate =
+  | 'signin'
+  | 'signup'
+  | 'account'
+  | 'consent'
+  | 'error'
+  | 'reference'
+  | 'export'
+  | 'delete'
+  | 'deleted';
 
 /** The name the pages use for the service. */
 export const SERVICE_NAME = 'idp';

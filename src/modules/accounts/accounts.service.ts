@@ -69,10 +69,12 @@ export async function createUser(
   }
 }
 
-/** The user, locked until the transaction ends (no interleaved read-modify-write). @throws NotFound */
+/** The user, locked until the transaction ends; a deleted one stays as it is (CONTRACT.md §7). */
 async function lockExistingUser(trx: Transaction<Database>, username: string): Promise<User> {
   const user = await lockUserByUsername(trx, username);
   if (!user) throw new NotFound(`no user named ${username}`);
+  if (user.deletedAt)
+    throw new InvalidRequest(`${user.username} was deleted; a deleted account cannot change`);
   return user;
 }
 
