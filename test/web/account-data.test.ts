@@ -522,3 +522,29 @@ describe('/account/delete', () => {
     ).rejects.toThrow();
   });
 });
+
+describe('both forms count against the sign-in limit, per IP', () => {
+  let limited: TestApp;
+  beforeAll(async () => {
+    limited = await createTestApp({
+      env: { RATE_LIMIT_SIGNIN_PER_MIN: '3', RATE_LIMIT_PUBLIC_PER_MIN: '100' },
+    });
+  });
+  afterAll(() => limited.close());
+
+  it.each(['/account/export', '/account/delete'])('%s', async (path) => {
+    const post = () =>
+      limited.app.inject({
+        method: 'POST',
+        url: path,
+        remoteAddress: path === '/account/export' ? '10.9.8.7' : '10.9.8.8',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'csrf_token=x&password=something',
+      });
+    for (let i = 0; i < 3; i++) expect((await post()).statusCode).toBe(403);
+    const over = await post();
+    expect(over.statusCode).toBe(429);
+    expect(over.headers['content-type']).toMatch(/^text\/html/);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+  });
+});
