@@ -22,6 +22,8 @@ export interface UsersTable {
   tag_kind: string | null;
   tag_slug: string | null;
   disabled_at: Timestamp | null;
+  /** When the account was deleted (migrations/0014): its profile cleared, always disabled too. */
+  deleted_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
 }

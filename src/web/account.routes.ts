@@ -7,6 +7,7 @@ import { auditRequest } from '../modules/audit/audit.repository.js';
 import { listSignedInDevices, signOutDevice } from '../modules/mobile/devices.service.js';
 import { listAuthorizedApps } from '../modules/oauth/consents.repository.js';
 import { revokeAppAccess } from '../modules/oauth/consents.service.js';
+import { accountDataRoutes } from './account-data.routes.js';
 import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';
 import { isAccountNotice } from './i18n/index.js';
@@ -45,6 +46,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
 
   await app.register(signInRoutes, deps);
   await app.register(settingsRoutes, deps);
+  await app.register(accountDataRoutes, deps);
 
   routes.get(
     '/account',

@@ -28,7 +28,10 @@ export type PageTemplate =
   | 'error'
   | 'reference'
   | 'profile'
-  | 'password';
+  | 'password'
+  | 'export'
+  | 'delete'
+  | 'deleted';
 
 /** The name the pages use for the service. */
 export const SERVICE_NAME = 'idp';

@@ -36,6 +36,7 @@ const CHANGE_COLUMNS = {
   tagKind: 'tag_kind',
   tagSlug: 'tag_slug',
   disabledAt: 'disabled_at',
+  deletedAt: 'deleted_at',
   passwordHash: 'password_hash',
   updatedAt: 'updated_at',
 } as const satisfies Record<keyof UserChanges, keyof UsersTable>;
@@ -70,13 +71,17 @@ export async function findUserByUsername(db: Kysely<Database>, username: string)
   return row && toUser(row);
 }
 
-/** The user and its password hash, for the one check of a password (`authenticate`). */
+/**
+ * The user and its password hash, for the one check of a password (`authenticate`). A deleted
+ * account has none: its sign-in is answered as an unknown user's (CONTRACT.md §7 "Deletion").
+ */
 export async function findCredentials(
   db: Kysely<Database>,
   username: string,
 ): Promise<{ user: User; passwordHash: string } | undefined> {
   const row = await byUsername(db, username)
     .select([...USER_COLUMNS, 'password_hash'])
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
   return row && { user: toUser(row), passwordHash: row.password_hash };
 }

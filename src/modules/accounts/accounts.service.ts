@@ -69,10 +69,12 @@ export async function createUser(
   }
 }
 
-/** The user, locked until the transaction ends (no interleaved read-modify-write). @throws NotFound */
+/** The user, locked until the transaction ends; a deleted one stays as it is (CONTRACT.md §7). */
 async function lockExistingUser(trx: Transaction<Database>, username: string): Promise<User> {
   const user = await lockUserByUsername(trx, username);
   if (!user) throw new NotFound(`no user named ${username}`);
+  if (user.deletedAt)
+    throw new InvalidRequest(`${user.username} was deleted: it cannot be enabled or changed`);
   return user;
 }
 
@@ -151,7 +153,7 @@ export function disableUser(
 
 /**
  * Enables a disabled account again (it can sign in and shows in search). Idempotent.
- * @throws NotFound when no user has this username.
+ * @throws NotFound when no user has this username; InvalidRequest when it was deleted (for good).
  */
 export function enableUser(
   db: Kysely<Database>,

@@ -107,3 +107,28 @@ export async function deleteOtherBrowserSessionsOfUser(
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** A browser session as the data export shows it: never its id or the id's hash. */
+export interface SessionRecord {
+  authTime: Date;
+  createdAt: Date;
+  expiresAt: Date;
+  userAgent: string | null;
+  ip: string | null;
+}
+
+/** Every stored browser session of a user, oldest first (the data export). */
+export function listSessionsOfUser(db: Kysely<Database>, userId: number): Promise<SessionRecord[]> {
+  return db
+    .selectFrom('browser_sessions')
+    .select([
+      'auth_time as authTime',
+      'created_at as createdAt',
+      'expires_at as expiresAt',
+      'user_agent as userAgent',
+      'ip',
+    ])
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute();
+}

@@ -16,6 +16,8 @@ export interface User {
   tagKind: string | null;
   tagSlug: string | null;
   disabledAt: Date | null;
+  /** When the account was deleted (its profile cleared; disabled too), or null. */
+  deletedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -36,6 +38,7 @@ export function toUser(row: Omit<Selectable<UsersTable>, 'password_hash' | 'user
     tagKind: row.tag_kind,
     tagSlug: row.tag_slug,
     disabledAt: row.disabled_at,
+    deletedAt: row.deleted_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -56,6 +59,7 @@ export const USER_COLUMNS = [
   'tag_kind',
   'tag_slug',
   'disabled_at',
+  'deleted_at',
   'created_at',
   'updated_at',
 ] as const;

@@ -31,7 +31,9 @@ export type AuditAction =
   | 'wallet_credited'
   | 'profile_updated'
   | 'password_changed'
-  | 'password_change_failed';
+  | 'password_change_failed'
+  | 'account_exported'
+  | 'account_deleted';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;
@@ -102,4 +104,26 @@ export function auditRequest(
   event: Omit<AuditEvent, 'at' | 'ip'>,
 ): Promise<void> {
   return recordAudit(db, { ...event, at: ctx.clock.now(), ip: request.ip });
+}
+
+/**
+ * The events about one user, oldest first (the data export): those they did (`user:<id>`), those
+ * done to them, and the failed sign-ins that named their username (`username:<name>`).
+ */
+export async function listAuditEventsAbout(
+  db: Kysely<Database>,
+  user: { id: number; username: string },
+): Promise<StoredAuditEvent[]> {
+  const self = `user:${user.id}`;
+  return db
+    .selectFrom('audit_events')
+    .select(['id', 'at', 'actor', 'action', 'subject', 'ip', 'details'])
+    .where((eb) =>
+      eb.or([
+        eb('actor', '=', self),
+        eb('subject', 'in', [self, `username:${user.username.toLowerCase().slice(0, 64)}`]),
+      ]),
+    )
+    .orderBy('id')
+    .execute();
 }

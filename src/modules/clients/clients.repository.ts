@@ -137,3 +137,14 @@ export async function updateClientColumns(
 export async function lockDemoSetup(trx: Transaction<Database>): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtext('idp demo'))`.execute(trx);
 }
+
+/** The clients with these database ids (the data export names the clients of ledger entries). */
+export async function findClientsByIds(db: Kysely<Database>, ids: readonly number[]): Promise<Client[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('clients')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .execute();
+  return rows.map(toClient);
+}

@@ -83,3 +83,37 @@ export async function listAuthorizedApps(db: Kysely<Database>, userId: number): 
     grantedAt: row.updated_at,
   }));
 }
+
+/** A consent as the data export shows it: the app, what it may do, since when. */
+export interface ConsentRecord {
+  clientId: string;
+  name: string;
+  siteUrl: string;
+  scopes: string[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Every consent of a user with its client's name and site, oldest first (the data export). */
+export function listConsentsOfUser(db: Kysely<Database>, userId: number): Promise<ConsentRecord[]> {
+  return db
+    .selectFrom('consents')
+    .innerJoin('clients', 'clients.id', 'consents.client_pk')
+    .select([
+      'clients.client_id as clientId',
+      'clients.name',
+      'clients.site_url as siteUrl',
+      'consents.scopes',
+      'consents.created_at as createdAt',
+      'consents.updated_at as updatedAt',
+    ])
+    .where('consents.user_id', '=', userId)
+    .orderBy('consents.created_at')
+    .execute();
+}
+
+/** Forgets every consent of a user (account deletion); answers how many there were. */
+export async function deleteConsentsOfUser(db: Kysely<Database>, userId: number): Promise<number> {
+  const deleted = await db.deleteFrom('consents').where('user_id', '=', userId).executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}

@@ -190,7 +190,7 @@ export async function markRefreshTokenRotated(
   tokenHash: string,
   now: Date,
 ): Promise<RotatedRefreshToken | undefined> {
-  const row = await db
+  return db
     .updateTable('refresh_tokens')
     .set({ rotated_at: now })
     .from('grants')
@@ -208,7 +208,6 @@ export async function markRefreshTokenRotated(
       'grants.revoked_at as grantRevokedAt',
     ])
     .executeTakeFirst();
-  return row;
 }
 
 /**
@@ -290,4 +289,12 @@ export async function revokeAccessToken(db: Kysely<Database>, tokenHash: string,
     .where('token_hash', '=', tokenHash)
     .where('revoked_at', 'is', null)
     .execute();
+}
+
+/** The user's live grants and their clients, for the data export: never a code or token hash. */
+export function listLiveGrantsOfUser(db: Kysely<Database>, userId: number) {
+  return sql<{ clientId: string; clientName: string; scopes: string[]; authTime: Date; createdAt: Date }>`
+    select c.client_id as "clientId", c.name as "clientName", g.scopes, g.auth_time as "authTime",
+    g.created_at as "createdAt" from grants g join clients c on c.id = g.client_pk
+    where g.user_id = ${userId} and g.revoked_at is null order by g.id`.execute(db);
 }

@@ -57,3 +57,33 @@ export async function insertPeriod(
     })
     .execute();
 }
+
+/** A premium period as the data export shows it. */
+export interface PeriodRecord {
+  billingPeriod: BillingPeriod;
+  startsAt: Date;
+  endsAt: Date;
+  createdAt: Date;
+}
+
+/** Every premium period of a user, oldest first (the data export). */
+export function listPeriodsOfUser(db: Kysely<Database>, userId: number): Promise<PeriodRecord[]> {
+  return db
+    .selectFrom('premium_periods')
+    .select([
+      'billing_period as billingPeriod',
+      'starts_at as startsAt',
+      'ends_at as endsAt',
+      'created_at as createdAt',
+    ])
+    .where('user_id', '=', userId)
+    .orderBy('starts_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Deletes every premium period of a user (account deletion); answers how many there were. */
+export async function deletePeriodsOfUser(db: Kysely<Database>, userId: number): Promise<number> {
+  const deleted = await db.deleteFrom('premium_periods').where('user_id', '=', userId).executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}

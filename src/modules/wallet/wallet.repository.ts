@@ -196,3 +196,14 @@ export async function countWallets(db: Kysely<Database>): Promise<number> {
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
+
+/** Every ledger entry of a user, oldest first (the data export). */
+export async function listEntriesOfUser(db: Kysely<Database>, userId: number): Promise<LedgerEntry[]> {
+  const rows = await db
+    .selectFrom('wallet_transactions')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('id')
+    .execute();
+  return rows.map(toLedgerEntry);
+}

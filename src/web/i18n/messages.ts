@@ -63,6 +63,9 @@ export interface Messages {
     error: string;
     profile: string;
     password: string;
+    export: string;
+    delete: string;
+    deleted: string;
   };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
@@ -151,6 +154,36 @@ export interface Messages {
     otherSessionsEnd: string;
     submitPassword: string;
     problems: Record<ProfileProblem | PasswordChangeProblem, string>;
+  };
+  /** The account's data: its export, its deletion, and their sections of the account page. */
+  dataPage: {
+    /** The account page's "Your data" section. */
+    yourData: string;
+    yourDataText: string;
+    exportLink: string;
+    /** The account page's "Danger zone" section. */
+    dangerZone: string;
+    dangerZoneText: string;
+    deleteLink: string;
+    exportHeading: string;
+    exportIntro: string;
+    /** What the download holds, one list item each. */
+    exportContents: string[];
+    exportNoSecrets: string;
+    exportSubmit: string;
+    backToAccount: string;
+    deleteHeading: string;
+    deleteWarning: string;
+    /** What happens at once, one list item each. */
+    deleteEffects: string[];
+    deleteKept: string;
+    exportFirst: LinkedText;
+    deletePasswordHint: string;
+    deleteSubmit: string;
+    errors: { missing_password: string; wrong_password: string };
+    deletedHeading: string;
+    deletedText: string;
+    deletedSignUp: string;
   };
 }
 

@@ -26,6 +26,7 @@ function makeUser(overrides: Partial<User> = {}): User {
     tagKind: null,
     tagSlug: null,
     disabledAt: null,
+    deletedAt: null,
     createdAt: new Date('2026-01-01T00:00:00Z'),
     updatedAt: new Date('2026-01-01T00:00:00Z'),
     ...overrides,

@@ -1,0 +1,88 @@
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Database } from '../../db/schema.js';
+import { recordAudit } from '../audit/audit.repository.js';
+import { endAccess } from '../oauth/access.service.js';
+import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
+import { deletePeriodsOfUser } from '../premium/premium.repository.js';
+import { clearSignInAttempts, findUserById, lockUserByUsername, updateUser } from './accounts.repository.js';
+import { authenticate, type TrustedSource } from './accounts.service.js';
+import { deleteBrowserSessionsOfUser } from './sessions.repository.js';
+
+/**
+ * What a deleted account keeps as its password hash: not an argon2 encoding, so no password ever
+ * verifies against it (argon2.verify refuses it), and sign-in does not even read it: a deleted
+ * account's credentials are not found (accounts.repository `findCredentials`).
+ */
+const NO_PASSWORD = '!deleted';
+
+export type DeleteAccountResult = { ok: true } | { ok: false; reason: 'wrong_password' };
+
+/**
+ * Deletes the signed-in user's account once their password is confirmed (CONTRACT.md §7
+ * "Deletion"). The password goes through `authenticate`, so a wrong guess counts against the
+ * account's budget like a sign-in. Then, in one transaction: every browser session, grant, token,
+ * code and device of the mobile app ends; consents and premium periods are deleted; the profile is
+ * cleared and the password replaced by one nothing verifies; and the user is marked deleted and
+ * disabled, so every check that refuses a disabled user (tokens, sign-in, search, sessions) refuses
+ * them. The row stays: the username (and its skeleton) stays reserved, and the wallet and its
+ * ledger entries (financial records, append-only) still reference it, now with no personal data.
+ */
+export async function deleteAccount(
+  db: Kysely<Database>,
+  ctx: Context,
+  input: { userId: number; password: string; trustedSource?: TrustedSource; ip: string | null },
+): Promise<DeleteAccountResult> {
+  const user = await findUserById(db, input.userId);
+  if (!user || user.deletedAt) return { ok: false, reason: 'wrong_password' };
+  const check = await authenticate(db, ctx, {
+    username: user.username,
+    password: input.password,
+    ...(input.trustedSource ? { trustedSource: input.trustedSource } : {}),
+  });
+  if (!check.ok || check.user.id !== user.id) return { ok: false, reason: 'wrong_password' };
+
+  return db.transaction().execute(async (trx) => {
+    // Locked, and read again: a concurrent deletion or disabling finds it done.
+    const locked = await lockUserByUsername(trx, user.username);
+    if (!locked || locked.id !== user.id || locked.deletedAt) return { ok: false, reason: 'wrong_password' };
+    const at = ctx.clock.now();
+    const sessionsEnded = await deleteBrowserSessionsOfUser(trx, user.id);
+    const { grantsRevoked } = await endAccess(trx, { userId: user.id }, at);
+    const consentsDeleted = await deleteConsentsOfUser(trx, user.id);
+    const premiumPeriodsDeleted = await deletePeriodsOfUser(trx, user.id);
+    await clearSignInAttempts(trx, user.id);
+    await updateUser(trx, user.id, {
+      displayName: null,
+      avatarUrl: null,
+      gameName: null,
+      gameUrl: null,
+      tagLabel: null,
+      tagKind: null,
+      tagSlug: null,
+      email: null,
+      emailVerified: false,
+      verificationLevel: 0,
+      passwordHash: NO_PASSWORD,
+      disabledAt: locked.disabledAt ?? at,
+      deletedAt: at,
+      updatedAt: at,
+    });
+    const self = `user:${user.id}`;
+    await recordAudit(trx, {
+      at,
+      actor: self,
+      action: 'account_deleted',
+      subject: self,
+      ip: input.ip,
+      details: {
+        via: 'account page',
+        sessions_ended: sessionsEnded,
+        grants_revoked: grantsRevoked,
+        consents_deleted: consentsDeleted,
+        premium_periods_deleted: premiumPeriodsDeleted,
+      },
+    });
+    return { ok: true };
+  });
+}
