@@ -66,7 +66,7 @@ export class MailWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
-  private stopped = true;
+  private stopped = false;
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(
