@@ -55,7 +55,8 @@ export async function insertMail(db: Kysely<Database>, mail: NewMail, now: Date)
     })
     .returning('id')
     .executeTakeFirstOrThrow();
-  await sql`select pg_notify(${MAIL_CHANNEL}, '')`.execute(db);
+  // A payload of its own: the listeners of src/db/database.ts pass on only non-empty ones.
+  await sql`select pg_notify(${MAIL_CHANNEL}, 'queued')`.execute(db);
   return row.id;
 }
 
