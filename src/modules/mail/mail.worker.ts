@@ -30,7 +30,7 @@ export interface MailWorkerOptions {
 }
 
 /**
- * 30 s, 1, 2, 4, 8, 16, 32 min, then hourly: the 10th failed send, about 4 hours after the first,
+ * 30 s, 1, 2, 4, 8, 16, 32 min, then hourly: the 10th failed send, about 3 hours after the first,
  * gives up. A mail server down for a maintenance window loses nothing.
  */
 export const DEFAULT_MAIL_WORKER_OPTIONS: MailWorkerOptions = {
