@@ -8,7 +8,12 @@ import type { Context } from '../../../src/context.js';
 import { fixedClock } from '../../../src/lib/clock.js';
 import { purgeExpired } from '../../../src/modules/housekeeping/purge.service.js';
 import { enqueueMail, type MailMessage, MailMessageError } from '../../../src/modules/mail/mail.service.js';
-import { MailWorker, type MailWorkerOptions } from '../../../src/modules/mail/mail.worker.js';
+import {
+  backoffMs,
+  DEFAULT_MAIL_WORKER_OPTIONS,
+  MailWorker,
+  type MailWorkerOptions,
+} from '../../../src/modules/mail/mail.worker.js';
 import { claimDueMail, markMailSent } from '../../../src/modules/mail/outbox.repository.js';
 import { createMailTransport } from '../../../src/modules/mail/transport.js';
 import { testConfig } from '../../helpers/app.js';
@@ -330,5 +335,18 @@ describe('without SMTP_URL (the development fallback)', () => {
     const written = log.entries.find((entry) => entry.level === 'info' && 'file' in entry.object);
     expect(written?.object.links).toEqual([LINK]);
     expect((await row(id)).sent_at).not.toBeNull();
+  });
+});
+
+describe('the retry schedule', () => {
+  it('doubles from 30 seconds up to an hour, and gives up after the 10th send, about 3 hours in', () => {
+    const delays = Array.from({ length: 9 }, (_, index) => backoffMs(index + 1, DEFAULT_MAIL_WORKER_OPTIONS));
+    expect(delays.map((ms) => ms / 1000)).toEqual([30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+    expect(DEFAULT_MAIL_WORKER_OPTIONS.maxAttempts).toBe(10);
+    const total = delays.reduce((sum, ms) => sum + ms, 0) / 3600_000;
+    expect(total).toBeGreaterThan(3);
+    expect(total).toBeLessThan(3.2);
+    // A send hung at the SMTP timeouts ends long before its lease lets another instance claim it.
+    expect(DEFAULT_MAIL_WORKER_OPTIONS.leaseMs).toBeGreaterThan(20_000 + 20_000 + 60_000);
   });
 });
