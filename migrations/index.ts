@@ -11,6 +11,7 @@ import * as m0009 from './0009_audit.js';
 import * as m0010 from './0010_authorization_request_max_age.js';
 import * as m0011 from './0011_username_skeleton.js';
 import * as m0012 from './0012_sign_in_attempt_sources.js';
+import * as m0013 from './0013_mail_outbox.js';
 import * as m0014 from './0014_user_deletion.js';
 
 /**
@@ -31,5 +32,6 @@ export const migrations: Record<string, Migration> = {
   '0010_authorization_request_max_age': m0010,
   '0011_username_skeleton': m0011,
   '0012_sign_in_attempt_sources': m0012,
+  '0013_mail_outbox': m0013,
   '0014_user_deletion': m0014,
 };

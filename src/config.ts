@@ -119,6 +119,31 @@ export const settings = {
     .describe(
       'Honour `X-Forwarded-For`/`-Proto` from: `false` (default), `true` (any peer), or proxy addresses/CIDRs.',
     ),
+  SMTP_URL: z
+    .string()
+    .trim()
+    .refine((value) => {
+      try {
+        const url = new URL(value);
+        return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+      } catch {
+        return false;
+      }
+    }, 'must be an smtp:// or smtps:// URL')
+    .optional()
+    .describe(
+      'Where e-mail is sent: `smtp://user:pass@host:587` (STARTTLS when the server offers it) or `smtps://…:465` (TLS from the start). Unset: each message is written to `DATA_DIR/outbox/` as an `.eml` file and its links are logged (development; production warns).',
+    ),
+  MAIL_FROM: z
+    .string()
+    .trim()
+    .max(320)
+    .regex(
+      /^(?:[^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/,
+      'must be an address, or a name followed by <address>',
+    )
+    .optional()
+    .describe('The sender of every message. Default `idp <no-reply@host of PUBLIC_URL>`.'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -177,9 +202,10 @@ const schema = z.object(settings);
 type Parsed = z.output<typeof schema>;
 
 export type Config = Readonly<
-  Omit<Parsed, 'PUBLIC_URL' | 'COOKIE_SECRET'> & {
+  Omit<Parsed, 'PUBLIC_URL' | 'COOKIE_SECRET' | 'MAIL_FROM'> & {
     PUBLIC_URL: string;
     COOKIE_SECRET: string;
+    MAIL_FROM: string;
     /** True when COOKIE_SECRET was not set and the development default is in use. */
     cookieSecretIsDefault: boolean;
     /** True when PUBLIC_URL was not set and is derived from PORT. */
@@ -189,6 +215,9 @@ export type Config = Readonly<
 
 /** A development-only secret; `NODE_ENV=production` refuses to start with it. */
 const DEVELOPMENT_COOKIE_SECRET = 'insecure-development-cookie-secret-do-not-use-in-production';
+
+/** The display name of the default MAIL_FROM: what the pages call the service (a test keeps them equal). */
+export const MAIL_SENDER_NAME = 'idp';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -230,6 +259,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...parsed,
     PUBLIC_URL: publicUrl,
     COOKIE_SECRET: parsed.COOKIE_SECRET ?? DEVELOPMENT_COOKIE_SECRET,
+    // The name the pages give the service (src/web/pages.ts SERVICE_NAME), at the public host.
+    MAIL_FROM: parsed.MAIL_FROM ?? `${MAIL_SENDER_NAME} <no-reply@${new URL(publicUrl).hostname}>`,
     cookieSecretIsDefault: !parsed.COOKIE_SECRET,
     publicUrlIsDefault: !parsed.PUBLIC_URL,
   });

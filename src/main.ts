@@ -10,6 +10,8 @@ import { hasNoClient, logFirstRunHint } from './first-run.js';
 import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
 import { schedulePurge } from './modules/housekeeping/purge.service.js';
+import { MailWorker } from './modules/mail/mail.worker.js';
+import { createMailTransport, startupMailWarning } from './modules/mail/transport.js';
 import { ClientCache } from './modules/oauth/client-cache.js';
 import { ensureSigningKey } from './modules/oidc/keys.service.js';
 import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './modules/oidc/token-cache.js';
@@ -125,6 +127,18 @@ async function main(): Promise<void> {
       ),
     );
   }
+
+  // After the database in `cleanups`, so stopped before it closes: the send in progress is recorded.
+  const mailWarning = startupMailWarning(config);
+  if (mailWarning) logger.warn(mailWarning);
+  const mailWorker = new MailWorker(
+    database.db,
+    { config, clock: systemClock },
+    createMailTransport(config, logger),
+    logger,
+  );
+  await mailWorker.start(database.listen);
+  cleanups.push(() => mailWorker.stop());
 
   let control: ControlServer | undefined;
   if (lock) {

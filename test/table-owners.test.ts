@@ -40,6 +40,7 @@ const OWNERSHIP: Ownership = {
     mobile_devices: 'src/modules/mobile/mobile.repository.ts',
     platform_state: 'src/modules/platform/platform.repository.ts',
     incidents: 'src/modules/platform/platform.repository.ts',
+    mail_outbox: 'src/modules/mail/outbox.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

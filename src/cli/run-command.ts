@@ -6,6 +6,7 @@ import { clientCommands } from './clients.commands.js';
 import { type Command, type CommandContext, type ParsedArgs, UsageError } from './command.js';
 import { demoCommands } from './demo.commands.js';
 import { keyCommands } from './keys.commands.js';
+import { mailCommands } from './mail.commands.js';
 import { migrateCommands } from './migrate.commands.js';
 import { formatListing } from './output.js';
 import { platformCommands } from './platform.commands.js';
@@ -22,6 +23,7 @@ export const commands: readonly Command[] = [
   ...premiumCommands,
   ...walletCommands,
   ...auditCommands,
+  ...mailCommands,
   ...demoCommands,
 ];
 

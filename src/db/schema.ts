@@ -241,6 +241,26 @@ export interface AuditEventsTable {
   details: ColumnType<Record<string, unknown>, string, string>;
 }
 
+/** migrations/0013: e-mail waiting to be sent, sent, or given up on (CONTRACT.md §7). */
+export interface MailOutboxTable {
+  id: Generated<number>;
+  kind: string;
+  recipient: string;
+  locale: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  created_at: Timestamp;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  claim_id: string | null;
+  claimed_until: Timestamp | null;
+  sent_at: Timestamp | null;
+  failed_at: Timestamp | null;
+  last_error: string | null;
+  purge_after: Timestamp | null;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -262,4 +282,5 @@ export interface Database {
   mobile_devices: MobileDevicesTable;
   sign_in_attempts: SignInAttemptsTable;
   audit_events: AuditEventsTable;
+  mail_outbox: MailOutboxTable;
 }

@@ -13,6 +13,8 @@ export const EXPIRING = [
   { table: 'browser_sessions', column: 'expires_at' },
   { table: 'mobile_challenges', column: 'expires_at' },
   { table: 'wallet_idempotency_keys', column: 'expires_at' },
+  // Set only once a message is sent or given up on: one still waiting is never purged.
+  { table: 'mail_outbox', column: 'purge_after' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */

@@ -1,0 +1,88 @@
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Database } from '../../db/schema.js';
+import { insertMail } from './outbox.repository.js';
+import { linksIn } from './transport.js';
+
+/** The languages a message is written in (CONTRACT.md §7). */
+export const MAIL_LOCALES = ['en', 'ru'] as const;
+export type MailLocale = (typeof MAIL_LOCALES)[number];
+
+export interface MailMessage {
+  /** What it is about, for the operator: `email_verification`, `password_reset`… */
+  kind: string;
+  to: string;
+  locale: MailLocale;
+  subject: string;
+  /** The plain-text part; its links are absolute under PUBLIC_URL. */
+  text: string;
+  /** The HTML part, with the same links. */
+  html: string;
+}
+
+const MAX_BODY_LENGTH = 100_000;
+
+/** A caller's mistake in a message: a bug to fix, never something a user can cause. */
+export class MailMessageError extends Error {
+  override name = 'MailMessageError';
+}
+
+/** The href and src values of an HTML part. */
+function htmlLinks(html: string): string[] {
+  return [...html.matchAll(/\b(?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')/gi)].map((match) =>
+    (match[1] ?? match[2] ?? '').replace(/&amp;/g, '&'),
+  );
+}
+
+/**
+ * @throws MailMessageError when the message cannot be sent as it is: an address with a line break or
+ * no `@`, an unknown language, an empty part, or a link that is not absolute under PUBLIC_URL
+ * (a relative link is dead in a mail client; a foreign one has no place in our mail).
+ */
+export function checkMailMessage(ctx: Context, message: MailMessage): void {
+  const problem = (text: string) => {
+    throw new MailMessageError(`mail ${message.kind}: ${text}`);
+  };
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(message.kind)) problem('kind must be a short snake_case word');
+  if (message.to.length > 254 || !/^[^\s<>@,;"]+@[^\s<>@,;"]+$/.test(message.to))
+    problem('the recipient must be one bare address');
+  if (!(MAIL_LOCALES as readonly string[]).includes(message.locale)) problem('unknown locale');
+  if (!message.subject.trim() || message.subject.length > 200 || /[\r\n]/.test(message.subject))
+    problem('the subject must be one line of at most 200 characters');
+  for (const part of [message.text, message.html]) {
+    if (!part.trim() || part.length > MAX_BODY_LENGTH) problem('each part must hold 1 to 100000 characters');
+  }
+  const base = `${ctx.config.PUBLIC_URL}/`;
+  for (const link of [...linksIn(message.text), ...htmlLinks(message.html)]) {
+    if (link.startsWith('mailto:')) continue;
+    if (!link.startsWith(base) && link !== ctx.config.PUBLIC_URL)
+      problem('every link must be absolute under PUBLIC_URL');
+  }
+}
+
+/**
+ * Queues a message (CONTRACT.md §7, the transactional outbox). Call it on the transaction of what
+ * the message announces: the token it carries and the message are committed together or not at
+ * all. The worker sends it after the commit; nothing here waits on SMTP.
+ * @throws MailMessageError (see checkMailMessage)
+ */
+export async function enqueueMail(
+  trx: Kysely<Database>,
+  ctx: Context,
+  message: MailMessage,
+): Promise<{ id: number }> {
+  checkMailMessage(ctx, message);
+  const id = await insertMail(
+    trx,
+    {
+      kind: message.kind,
+      recipient: message.to,
+      locale: message.locale,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+    },
+    ctx.clock.now(),
+  );
+  return { id };
+}

@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Context } from '../../context.js';
+import type { Listen } from '../../db/database.js';
+import type { Database } from '../../db/schema.js';
+import {
+  claimDueMail,
+  MAIL_CHANNEL,
+  markMailFailed,
+  markMailSent,
+  type QueuedMail,
+} from './outbox.repository.js';
+import { describeMailError, type MailLog, type MailTransport } from './transport.js';
+
+export interface MailWorkerOptions {
+  /** How often the outbox is looked at without being woken. */
+  pollIntervalMs: number;
+  /** How long a claim keeps other instances away: longer than any send (the SMTP timeouts). */
+  leaseMs: number;
+  /** The first retry's delay; each next one doubles, up to `maxBackoffMs`. */
+  baseBackoffMs: number;
+  maxBackoffMs: number;
+  /** Sends started before a message is given up on. */
+  maxAttempts: number;
+  /** Messages claimed at once. */
+  batchSize: number;
+  /** How long a sent or given-up message is kept before the housekeeping purge deletes it. */
+  keepSentMs: number;
+  keepFailedMs: number;
+}
+
+/**
+ * 30 s, 1, 2, 4, 8, 16, 32 min, then hourly: the 10th failed send, about 3 hours after the first,
+ * gives up. A mail server down for a maintenance window loses nothing.
+ */
+export const DEFAULT_MAIL_WORKER_OPTIONS: MailWorkerOptions = {
+  pollIntervalMs: 5_000,
+  leaseMs: 5 * 60_000,
+  baseBackoffMs: 30_000,
+  maxBackoffMs: 60 * 60_000,
+  maxAttempts: 10,
+  batchSize: 10,
+  keepSentMs: 7 * 24 * 3600_000,
+  keepFailedMs: 30 * 24 * 3600_000,
+};
+
+/** The delay after the `attempts`-th failed send. */
+export function backoffMs(
+  attempts: number,
+  options: Pick<MailWorkerOptions, 'baseBackoffMs' | 'maxBackoffMs'>,
+) {
+  return Math.min(options.baseBackoffMs * 2 ** Math.max(0, attempts - 1), options.maxBackoffMs);
+}
+
+/**
+ * Sends the outbox (CONTRACT.md §7), one per instance. It claims due messages for a lease, sends
+ * each, and records the outcome; a failure is retried with exponential backoff until
+ * `maxAttempts`, then kept as failed. Woken by the database's announcement of a committed message
+ * (every instance hears it; the claim decides which sends), and by its poll otherwise.
+ *
+ * Delivery is at least once: an instance that dies after the SMTP server took a message but before
+ * recording it leaves it to be sent again once the lease ends. Nothing else sends a message twice.
+ */
+export class MailWorker {
+  private readonly options: MailWorkerOptions;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly ctx: Context,
+    private readonly transport: MailTransport,
+    private readonly log: MailLog,
+    options: Partial<MailWorkerOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_MAIL_WORKER_OPTIONS, ...options };
+  }
+
+  /** Starts polling, and listens for enqueued messages when `listen` is given. */
+  async start(listen?: Listen): Promise<void> {
+    this.stopped = false;
+    if (listen) {
+      this.unlisten = await listen(MAIL_CHANNEL, { onMessage: () => this.wake(), onState: () => undefined });
+    }
+    this.wake();
+  }
+
+  /** Looks at the outbox now (after the run in progress, when there is one). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.drain()
+      .then(() => undefined)
+      .catch((error: unknown) =>
+        this.log.warn(
+          { err: describeMailError(error, this.ctx.config) },
+          'mail: the outbox could not be read',
+        ),
+      )
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        } else if (!this.stopped) {
+          this.timer = setTimeout(() => this.wake(), this.options.pollIntervalMs);
+          this.timer.unref();
+        }
+      });
+  }
+
+  /** Stops listening and polling, waits for the send in progress, and closes the transport. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.unlisten?.();
+    await this.running;
+    this.transport.close();
+  }
+
+  /** Sends every message due now; resolves to how many were sent. */
+  async drain(): Promise<number> {
+    let sent = 0;
+    for (;;) {
+      const now = this.ctx.clock.now();
+      const batch = await claimDueMail(this.db, {
+        now,
+        leaseUntil: new Date(now.getTime() + this.options.leaseMs),
+        claimId: randomUUID(),
+        limit: this.options.batchSize,
+      });
+      for (const mail of batch) if (await this.sendOne(mail)) sent++;
+      // A stopping worker leaves what it has not claimed to the other instances or the next start.
+      if (batch.length < this.options.batchSize || this.stopped) return sent;
+    }
+  }
+
+  private async sendOne(mail: QueuedMail): Promise<boolean> {
+    // Never the body, subject or recipient: they may carry a token or personal data.
+    const about = { mailId: mail.id, kind: mail.kind, attempt: mail.attempts };
+    try {
+      await this.transport.send({
+        to: mail.recipient,
+        locale: mail.locale,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+      });
+    } catch (error) {
+      const now = this.ctx.clock.now();
+      const description = describeMailError(error, this.ctx.config);
+      const givingUp = mail.attempts >= this.options.maxAttempts;
+      const retryAt = givingUp ? null : new Date(now.getTime() + backoffMs(mail.attempts, this.options));
+      await markMailFailed(this.db, mail, {
+        now,
+        error: description,
+        retryAt,
+        purgeAfter: new Date(now.getTime() + this.options.keepFailedMs),
+      });
+      if (givingUp) this.log.warn({ ...about, error: description }, 'mail: sending failed; given up');
+      else this.log.warn({ ...about, error: description, retryAt }, 'mail: sending failed; will retry');
+      return false;
+    }
+    const now = this.ctx.clock.now();
+    const recorded = await markMailSent(this.db, mail, {
+      now,
+      purgeAfter: new Date(now.getTime() + this.options.keepSentMs),
+    });
+    if (!recorded) this.log.warn(about, 'mail: sent after its claim had ended (the lease is too short)');
+    else this.log.info(about, 'mail: sent');
+    return true;
+  }
+}

@@ -1,0 +1,207 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/** The channel an enqueued message is announced on, when its transaction commits. */
+export const MAIL_CHANNEL = 'idp_mail_outbox';
+
+export interface NewMail {
+  kind: string;
+  recipient: string;
+  locale: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** A message as the worker sends it. */
+export interface QueuedMail extends NewMail {
+  id: number;
+  /** Sends started, this one included. */
+  attempts: number;
+  createdAt: Date;
+  /** The claim this worker holds; its writes count only while it still holds it. */
+  claimId: string;
+}
+
+/** A message as the operator sees it: never its body (which may carry a token). */
+export interface MailRecord {
+  id: number;
+  kind: string;
+  recipient: string;
+  createdAt: Date;
+  attempts: number;
+  nextAttemptAt: Date;
+  sentAt: Date | null;
+  failedAt: Date | null;
+  lastError: string | null;
+}
+
+/**
+ * Queues a message due at once, and announces it: PostgreSQL delivers a NOTIFY only when its
+ * transaction commits, so a worker woken by it finds the row (and a rolled-back one never wakes it).
+ */
+export async function insertMail(db: Kysely<Database>, mail: NewMail, now: Date): Promise<number> {
+  const row = await db
+    .insertInto('mail_outbox')
+    .values({
+      kind: mail.kind,
+      recipient: mail.recipient,
+      locale: mail.locale,
+      subject: mail.subject,
+      text_body: mail.text,
+      html_body: mail.html,
+      created_at: now,
+      next_attempt_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  // A payload of its own: the listeners of src/db/database.ts pass on only non-empty ones.
+  await sql`select pg_notify(${MAIL_CHANNEL}, 'queued')`.execute(db);
+  return row.id;
+}
+
+/**
+ * Claims up to `limit` due messages for `claimId` until `leaseUntil`, oldest due first. `FOR UPDATE
+ * SKIP LOCKED`: two instances claiming at once take different rows, and the lease keeps the others
+ * away while it is sent; a claim whose lease ended (its instance died) is due again.
+ */
+export async function claimDueMail(
+  db: Kysely<Database>,
+  input: { now: Date; leaseUntil: Date; claimId: string; limit: number },
+): Promise<QueuedMail[]> {
+  const result = await sql<{
+    id: number;
+    kind: string;
+    recipient: string;
+    locale: string;
+    subject: string;
+    text_body: string;
+    html_body: string;
+    attempts: number;
+    created_at: Date;
+  }>`
+    update mail_outbox
+    set claim_id = ${input.claimId}, claimed_until = ${input.leaseUntil}, attempts = attempts + 1
+    where id in (
+      select id from mail_outbox
+      where sent_at is null and failed_at is null and next_attempt_at <= ${input.now}
+        and (claimed_until is null or claimed_until <= ${input.now})
+      order by next_attempt_at, id
+      limit ${input.limit}
+      for update skip locked
+    )
+    returning id, kind, recipient, locale, subject, text_body, html_body, attempts, created_at`.execute(db);
+  return result.rows
+    .map((row) => ({
+      id: Number(row.id),
+      kind: row.kind,
+      recipient: row.recipient,
+      locale: row.locale,
+      subject: row.subject,
+      text: row.text_body,
+      html: row.html_body,
+      attempts: Number(row.attempts),
+      createdAt: new Date(row.created_at),
+      claimId: input.claimId,
+    }))
+    .sort((a, b) => a.id - b.id);
+}
+
+/** Records a delivery; false when the claim was lost meanwhile (its lease ended and another took it). */
+export async function markMailSent(
+  db: Kysely<Database>,
+  mail: Pick<QueuedMail, 'id' | 'claimId'>,
+  input: { now: Date; purgeAfter: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('mail_outbox')
+    .set({
+      sent_at: input.now,
+      claim_id: null,
+      claimed_until: null,
+      last_error: null,
+      purge_after: input.purgeAfter,
+    })
+    .where('id', '=', mail.id)
+    .where('claim_id', '=', mail.claimId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Records a failed send: due again at `retryAt`, or given up on (`failed_at`) when `retryAt` is
+ * null. The claim ends either way.
+ */
+export async function markMailFailed(
+  db: Kysely<Database>,
+  mail: Pick<QueuedMail, 'id' | 'claimId'>,
+  input: { now: Date; error: string; retryAt: Date | null; purgeAfter: Date },
+): Promise<void> {
+  await db
+    .updateTable('mail_outbox')
+    .set({
+      claim_id: null,
+      claimed_until: null,
+      last_error: input.error,
+      ...(input.retryAt
+        ? { next_attempt_at: input.retryAt }
+        : { failed_at: input.now, purge_after: input.purgeAfter }),
+    })
+    .where('id', '=', mail.id)
+    .where('claim_id', '=', mail.claimId)
+    .execute();
+}
+
+/** The latest messages, newest first, optionally only the given-up ones: for `idp mail outbox`. */
+export async function latestMail(
+  db: Kysely<Database>,
+  input: { limit: number; failedOnly: boolean },
+): Promise<MailRecord[]> {
+  let query = db
+    .selectFrom('mail_outbox')
+    .select([
+      'id',
+      'kind',
+      'recipient',
+      'created_at',
+      'attempts',
+      'next_attempt_at',
+      'sent_at',
+      'failed_at',
+      'last_error',
+    ])
+    .orderBy('id', 'desc')
+    .limit(input.limit);
+  if (input.failedOnly) query = query.where('failed_at', 'is not', null);
+  const rows = await query.execute();
+  return rows.map((row) => ({
+    id: Number(row.id),
+    kind: row.kind,
+    recipient: row.recipient,
+    createdAt: row.created_at,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    sentAt: row.sent_at,
+    failedAt: row.failed_at,
+    lastError: row.last_error,
+  }));
+}
+
+/** How many messages wait, were sent and were given up on (those still kept). */
+export async function countMail(
+  db: Kysely<Database>,
+): Promise<{ pending: number; sent: number; failed: number }> {
+  const row = await db
+    .selectFrom('mail_outbox')
+    .select((eb) => [
+      eb.fn
+        .countAll<number>()
+        .filterWhere('sent_at', 'is', null)
+        .filterWhere('failed_at', 'is', null)
+        .as('pending'),
+      eb.fn.countAll<number>().filterWhere('sent_at', 'is not', null).as('sent'),
+      eb.fn.countAll<number>().filterWhere('failed_at', 'is not', null).as('failed'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { pending: Number(row.pending), sent: Number(row.sent), failed: Number(row.failed) };
+}
