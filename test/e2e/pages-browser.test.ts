@@ -50,7 +50,18 @@ const HEADINGS: Record<string, Record<Locale, RegExp>> = {
 };
 
 /** Pages photographed into docs/screenshots/ (the others are checked only). */
-const PHOTOGRAPHED = new Set(['signin', 'signin-error', 'signup', 'consent', 'account', 'error']);
+const PHOTOGRAPHED = new Set([
+  'signin',
+  'signin-error',
+  'signup',
+  'consent',
+  'account',
+  'profile',
+  'password',
+  'export',
+  'delete',
+  'error',
+]);
 /** Pages longer than a screen, photographed whole. */
 const LONG_PAGES = new Set(['consent', 'account']);
 
@@ -183,6 +194,10 @@ async function visitAll(locale: Locale): Promise<PageLog> {
   const signedIn: Array<[string, () => Promise<unknown>]> = [
     ['consent', () => page.goto(authorizeUrl())],
     ['account', () => page.goto(`${base}/account`)],
+    ['profile', () => page.goto(`${base}/account/profile`)],
+    ['password', () => page.goto(`${base}/account/password`)],
+    ['export', () => page.goto(`${base}/account/export`)],
+    ['delete', () => page.goto(`${base}/account/delete`)],
   ];
 
   for (const width of ['phone', 'desktop'] as const) {
