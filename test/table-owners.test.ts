@@ -41,6 +41,7 @@ const OWNERSHIP: Ownership = {
     platform_state: 'src/modules/platform/platform.repository.ts',
     incidents: 'src/modules/platform/platform.repository.ts',
     mail_outbox: 'src/modules/mail/outbox.repository.ts',
+    email_verifications: 'src/modules/accounts/email-verification.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

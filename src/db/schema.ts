@@ -261,6 +261,18 @@ export interface MailOutboxTable {
   purge_after: Timestamp | null;
 }
 
+/** migrations/0015: e-mail verification links (CONTRACT.md §7); only the token's SHA-256 is kept. */
+export interface EmailVerificationsTable {
+  id: Generated<number>;
+  token_hash: string;
+  user_id: number;
+  /** The address the link was sent to, and verifies. */
+  email: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -283,4 +295,5 @@ export interface Database {
   sign_in_attempts: SignInAttemptsTable;
   audit_events: AuditEventsTable;
   mail_outbox: MailOutboxTable;
+  email_verifications: EmailVerificationsTable;
 }

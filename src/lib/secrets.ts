@@ -10,6 +10,8 @@ export const PREFIX = {
   authorizationCode: 'ac_',
   accessToken: 'at_',
   refreshToken: 'rt_',
+  /** E-mail verification links (CONTRACT.md §7). */
+  emailVerification: 'ev_',
 } as const;
 
 export type SecretKind = keyof typeof PREFIX;
@@ -21,6 +23,7 @@ const ENTROPY_BYTES: Record<SecretKind, number> = {
   authorizationCode: 32,
   accessToken: 32,
   refreshToken: 32,
+  emailVerification: 32,
 };
 
 /** A fresh prefixed value: the prefix, then base64url CSPRNG output. */

@@ -10,6 +10,7 @@ import { revokeAppAccess } from '../modules/oauth/consents.service.js';
 import { accountDataRoutes } from './account-data.routes.js';
 import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';
+import { emailVerifyRoutes } from './email-verify.routes.js';
 import { isAccountNotice } from './i18n/index.js';
 import { formBody, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
@@ -47,6 +48,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   await app.register(signInRoutes, deps);
   await app.register(settingsRoutes, deps);
   await app.register(accountDataRoutes, deps);
+  await app.register(emailVerifyRoutes, deps);
 
   routes.get(
     '/account',

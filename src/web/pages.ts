@@ -31,7 +31,9 @@ export type PageTemplate =
   | 'password'
   | 'export'
   | 'delete'
-  | 'deleted';
+  | 'deleted'
+  | 'verify'
+  | 'verified';
 
 /** The name the pages use for the service. */
 export const SERVICE_NAME = 'idp';

@@ -1,12 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Context, Deps } from '../context.js';
-import {
-  authenticate,
-  type SignUpField,
-  type SignUpProblem,
-  signUp,
-} from '../modules/accounts/accounts.service.js';
+import { authenticate, type SignUpField, type SignUpProblem } from '../modules/accounts/accounts.service.js';
+import { signUpAndSendVerification } from '../modules/accounts/email-verification.service.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
 import { issueCsrfToken } from './csrf.js';
 import { rememberBrowser, trustedBrowser } from './device-cookie.js';
@@ -23,7 +19,7 @@ import {
   password,
   text,
 } from './page-forms.js';
-import { renderPage } from './pages.js';
+import { pageLocale, renderPage } from './pages.js';
 import { endSession, startSession } from './session.js';
 
 const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password });
@@ -173,7 +169,9 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const form = request.body;
       const flow = flowFrom(form);
       const values = { username: form.username ?? '', email: form.email ?? '' };
-      const result = await signUp(db, ctx, { ...values, password: form.password ?? '' });
+      // The verification message is written in the language of the page (CONTRACT.md §7).
+      const signUpForm = { ...values, password: form.password ?? '' };
+      const result = await signUpAndSendVerification(db, ctx, signUpForm, pageLocale(request));
       if (!result.ok)
         return renderSignUp(ctx, request, reply, { flow, values, errors: result.errors, status: 400 });
       await auditRequest(db, ctx, request, {

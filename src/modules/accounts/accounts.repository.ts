@@ -165,3 +165,22 @@ export async function clearSignInAttempts(
   if (source !== undefined) query = query.where('source', '=', source);
   await query.execute();
 }
+
+/**
+ * Marks the user's e-mail verified only while it is still `email` (CONTRACT.md §7: a link verifies
+ * the address it was sent to, never one set since). Returns whether it did.
+ */
+export async function markEmailVerified(
+  db: Kysely<Database>,
+  input: { userId: number; email: string; at: Date },
+): Promise<boolean> {
+  const row = await db
+    .updateTable('users')
+    .set({ email_verified: true, updated_at: input.at })
+    .where('id', '=', input.userId)
+    .where('email', '=', input.email)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -33,7 +33,8 @@ export type AuditAction =
   | 'password_changed'
   | 'password_change_failed'
   | 'account_exported'
-  | 'account_deleted';
+  | 'account_deleted'
+  | 'email_verified';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

@@ -18,6 +18,8 @@ export const en: LocaleDefinition = {
       export: 'Download your data',
       delete: 'Delete your account',
       deleted: 'Account deleted',
+      verify: 'Confirm your e-mail address',
+      verified: 'E-mail address confirmed',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -119,6 +121,11 @@ export const en: LocaleDefinition = {
       request_expired: {
         title: 'This request has expired',
         message: 'This sign-in request has expired or was already used. Go back to the site and start again.',
+      },
+      verification_link_invalid: {
+        title: 'This confirmation link does not work',
+        message:
+          'The link was already used, is more than 24 hours old, or is for an address the account no longer has. Sign in and ask for a new one.',
       },
       invalid_link: {
         title: 'This sign-in link is not valid',
@@ -224,6 +231,14 @@ export const en: LocaleDefinition = {
       deletedHeading: 'Your account has been deleted',
       deletedText: 'You have been signed out everywhere, and no app can use the account any more.',
       deletedSignUp: 'Create a new account',
+    },
+    emailVerify: {
+      heading: 'Confirm your e-mail address',
+      intro: 'Press the button to confirm that this address is yours.',
+      submit: 'Confirm the address',
+      verifiedHeading: 'Your e-mail address is confirmed',
+      verifiedText: 'Thank you: the address is now confirmed.',
+      toAccount: 'Go to your account',
     },
   },
 };

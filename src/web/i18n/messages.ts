@@ -30,6 +30,8 @@ export type ErrorPageKind =
   | 'form_incomplete'
   | 'request_expired'
   | 'invalid_link'
+  /** An e-mail verification link that is unknown, used, expired, or for an address changed since. */
+  | 'verification_link_invalid'
   | 'bad_request'
   | 'forbidden'
   | 'not_found'
@@ -66,6 +68,8 @@ export interface Messages {
     export: string;
     delete: string;
     deleted: string;
+    verify: string;
+    verified: string;
   };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
@@ -184,6 +188,15 @@ export interface Messages {
     deletedHeading: string;
     deletedText: string;
     deletedSignUp: string;
+  };
+  /** `/email/verify` (CONTRACT.md §7): the confirm button a verification link opens, and its answer. */
+  emailVerify: {
+    heading: string;
+    intro: string;
+    submit: string;
+    verifiedHeading: string;
+    verifiedText: string;
+    toAccount: string;
   };
 }
 

@@ -1,0 +1,66 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Deps } from '../context.js';
+import { PREFIX } from '../lib/secrets.js';
+import { EMAIL_VERIFY_PATH, verifyEmail } from '../modules/accounts/email-verification.service.js';
+import { issueCsrfToken } from './csrf.js';
+import { formBody, text } from './page-forms.js';
+import { PageError, renderPage } from './pages.js';
+
+const verifyQuery = z.object({ token: text });
+const verifyBody = formBody({ csrf_token: text, token: text });
+
+/** A value that can be a verification token at all; anything else is refused before any lookup. */
+function tokenOf(value: string | undefined): string {
+  if (!value?.startsWith(PREFIX.emailVerification) || value.length > 100)
+    throw new PageError(400, 'verification_link_invalid');
+  return value;
+}
+
+/**
+ * `/email/verify?token=ev_…` (CONTRACT.md §7): the GET only shows a confirm button, so a mail
+ * scanner opening the link changes nothing; the POST uses the link. No session is needed: the link
+ * itself is the proof of the address.
+ */
+export const emailVerifyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
+  const { db, ctx } = deps;
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.get(
+    EMAIL_VERIFY_PATH,
+    {
+      config: {
+        auth: 'browser',
+        description: 'E-mail verification page: a button that confirms the address',
+      },
+      schema: { querystring: verifyQuery },
+    },
+    async (request, reply) =>
+      renderPage(reply, 'verify', {
+        csrfToken: issueCsrfToken(request, reply, ctx),
+        token: tokenOf(request.query.token),
+      }),
+  );
+
+  routes.post(
+    EMAIL_VERIFY_PATH,
+    {
+      config: {
+        auth: 'browser',
+        description:
+          'Confirm an e-mail address with its link’s token (form POST, CSRF token; 24 h, single use)',
+        csrf: true,
+        rateLimit: 'signin',
+        switchBase: () => '/account',
+      },
+      schema: { body: verifyBody },
+    },
+    async (request, reply) => {
+      const token = tokenOf(request.body.token);
+      if (!(await verifyEmail(db, ctx, { token, ip: request.ip })))
+        throw new PageError(400, 'verification_link_invalid');
+      return renderPage(reply, 'verified', {});
+    },
+  );
+};
