@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findUserByUsername, updateUser } from '../../src/modules/accounts/accounts.repository.js';
 import { verificationMail } from '../../src/modules/accounts/verification-mail.js';
+import { purgeExpired } from '../../src/modules/housekeeping/purge.service.js';
 import { MailWorker } from '../../src/modules/mail/mail.worker.js';
 import { createMailTransport } from '../../src/modules/mail/transport.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -21,11 +22,12 @@ let t: TestApp;
 let worker: MailWorker;
 const quiet = { info: () => undefined, warn: () => undefined };
 
+const ctx = () => ({ config: t.config, clock: t.clock });
+
 beforeAll(async () => {
   await smtp.start();
   t = await createTestApp({ env: { PUBLIC_URL, SMTP_URL: smtp.url() } });
-  const ctx = { config: t.config, clock: t.clock };
-  worker = new MailWorker(t.database.db, ctx, createMailTransport(t.config, quiet), quiet);
+  worker = new MailWorker(t.database.db, ctx(), createMailTransport(t.config, quiet), quiet);
 });
 
 afterAll(async () => {
@@ -143,6 +145,16 @@ describe(`e-mail verification on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, ()
     expect(res.statusCode).toBe(400);
     expect(res.body).toContain('This confirmation link does not work');
     expect(await verified('late')).toBe(false);
+    // Housekeeping removes expired links.
+    t.clock.advance(1);
+    const report = await purgeExpired(t.database.db, ctx(), { batchSize: 100, pauseMs: 0 });
+    expect(report.email_verifications).toBeGreaterThanOrEqual(1);
+    const left = await t.database.db
+      .selectFrom('email_verifications')
+      .select('id')
+      .where('expires_at', '<', t.clock.now())
+      .execute();
+    expect(left).toEqual([]);
   });
 
   it('sends nothing for a sign-up without an e-mail', async () => {

@@ -15,6 +15,8 @@ export const EXPIRING = [
   { table: 'wallet_idempotency_keys', column: 'expires_at' },
   // Set only once a message is sent or given up on: one still waiting is never purged.
   { table: 'mail_outbox', column: 'purge_after' },
+  // Used or not, an expired verification link verifies nothing (CONTRACT.md §7).
+  { table: 'email_verifications', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */
