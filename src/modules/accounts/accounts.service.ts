@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import {
   hashPassword,
@@ -45,24 +46,33 @@ export interface CreatedUser {
   username: string;
 }
 
-/** Creates an account. The username is normalized; a case-insensitive duplicate is refused. */
+/**
+ * Creates an account (a case-insensitive duplicate is refused); `then` runs in its transaction, for
+ * what must be committed with it (a verification link).
+ */
 export async function createUser(
   db: Kysely<Database>,
   ctx: Context,
   input: CreateUserInput,
+  then?: (trx: Kysely<Database>, user: User) => Promise<void>,
 ): Promise<CreatedUser> {
   const data = parseInput(createUserSchema, input);
+  // Hashed before the transaction: no connection waits on argon2 (PGlite has only one).
+  const passwordHash = await hashPassword(data.password);
   try {
-    const user = await insertUser(db, {
-      username: data.username,
-      passwordHash: await hashPassword(data.password),
-      email: data.email ?? null,
-      emailVerified: data.email ? data.emailVerified : false,
-      displayName: data.displayName ?? null,
-      verificationLevel: data.verificationLevel,
-      at: ctx.clock.now(),
+    return await inTransaction(db, async (trx) => {
+      const user = await insertUser(trx, {
+        username: data.username,
+        passwordHash,
+        email: data.email ?? null,
+        emailVerified: data.email ? data.emailVerified : false,
+        displayName: data.displayName ?? null,
+        verificationLevel: data.verificationLevel,
+        at: ctx.clock.now(),
+      });
+      await then?.(trx, user);
+      return { id: user.id, username: user.username };
     });
-    return { id: user.id, username: user.username };
   } catch (error) {
     if (isUniqueViolation(error)) throw new UsernameTaken(data.username);
     throw error;
@@ -151,10 +161,7 @@ export function disableUser(
   return setDisabled(db, ctx, input.username, true);
 }
 
-/**
- * Enables a disabled account again (it can sign in and shows in search). Idempotent.
- * @throws NotFound when no user has this username; InvalidRequest when it was deleted (for good).
- */
+/** Enables a disabled account again. Idempotent. @throws NotFound; InvalidRequest when deleted. */
 export function enableUser(
   db: Kysely<Database>,
   ctx: Context,
@@ -199,15 +206,12 @@ export type SignUpResult =
   | { ok: true; user: CreatedUser }
   | { ok: false; errors: Partial<Record<SignUpField, SignUpProblem>> };
 
-/**
- * Sign-up from the web form: every field is checked on its own (with the schemas every other way
- * in uses), so the page can show each problem next to its field; then the account is created as
- * `createUser` does (an empty e-mail is none).
- */
+/** Sign-up from the web form: each field checked on its own, so the page shows each problem by it. */
 export async function signUp(
   db: Kysely<Database>,
   ctx: Context,
   form: { username: string; password: string; email: string },
+  then?: (trx: Kysely<Database>, user: User) => Promise<void>,
 ): Promise<SignUpResult> {
   const errors: Partial<Record<SignUpField, SignUpProblem>> = {};
   if (!usernameSchema.safeParse(form.username).success) {
@@ -229,11 +233,8 @@ export async function signUp(
   }
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   try {
-    const user = await createUser(db, ctx, {
-      username: form.username,
-      password: form.password,
-      email: emailText === '' ? undefined : emailText,
-    });
+    const email = emailText === '' ? undefined : emailText;
+    const user = await createUser(db, ctx, { username: form.username, password: form.password, email }, then);
     return { ok: true, user };
   } catch (error) {
     if (error instanceof UsernameTaken) return { ok: false, errors: { username: 'username_taken' } };

@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { enqueueMail, type MailLocale } from '../mail/mail.service.js';
-import { findUserById, markEmailVerified } from './accounts.repository.js';
+import { markEmailVerified } from './accounts.repository.js';
 import { type SignUpResult, signUp } from './accounts.service.js';
 import { consumeEmailVerification, insertEmailVerification } from './email-verification.repository.js';
 import { verificationMail } from './verification-mail.js';
@@ -40,40 +40,25 @@ export async function sendEmailVerification(
 }
 
 /** Carries a refused sign-up out of its transaction, so that the transaction rolls back. */
-class SignUpRefused extends Error {
-  constructor(readonly result: SignUpResult) {
-    super('sign-up refused');
-  }
-}
-
 /**
- * Sign-up (the page's form, CONTRACT.md §7): the account and, when an e-mail is given, its
- * verification link and message in one transaction, in the language of the page.
+ * Sign-up with an optional e-mail (CONTRACT.md §7): when one is given, its verification link is made
+ * and queued in the transaction that creates the user, so both are committed or neither is.
  */
-export async function signUpAndSendVerification(
+export function signUpAndSendVerification(
   db: Kysely<Database>,
   ctx: Context,
   form: { username: string; password: string; email: string },
   locale: MailLocale,
 ): Promise<SignUpResult> {
-  try {
-    return await db.transaction().execute(async (trx) => {
-      const result = await signUp(trx, ctx, form);
-      if (!result.ok) throw new SignUpRefused(result);
-      const user = await findUserById(trx, result.user.id);
-      if (user?.email)
-        await sendEmailVerification(trx, ctx, {
-          userId: user.id,
-          username: user.username,
-          email: user.email,
-          locale,
-        });
-      return result;
+  return signUp(db, ctx, form, async (trx, user) => {
+    if (user.email === null) return;
+    await sendEmailVerification(trx, ctx, {
+      userId: user.id,
+      username: user.username,
+      email: user.email,
+      locale,
     });
-  } catch (error) {
-    if (error instanceof SignUpRefused) return error.result;
-    throw error;
-  }
+  });
 }
 
 /**

@@ -7,9 +7,10 @@ import {
   importPKCS8,
   type JWK,
 } from 'jose';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import {
   findKey,
@@ -96,14 +97,6 @@ function toInsertable(key: GeneratedKey, createdAt: Date) {
     publicJwk: JSON.stringify(key.publicJwk),
     createdAt,
   };
-}
-
-/** Runs `work` in `db` when it already is a transaction, else in a new one. */
-function inTransaction<T>(
-  db: Kysely<Database>,
-  work: (trx: Transaction<Database>) => Promise<T>,
-): Promise<T> {
-  return db.isTransaction ? work(db as Transaction<Database>) : db.transaction().execute(work);
 }
 
 /**
