@@ -216,8 +216,8 @@ export type Config = Readonly<
 /** A development-only secret; `NODE_ENV=production` refuses to start with it. */
 const DEVELOPMENT_COOKIE_SECRET = 'insecure-development-cookie-secret-do-not-use-in-production';
 
-/** The display name of the default MAIL_FROM: what the pages call the service (a test keeps them equal). */
-export const MAIL_SENDER_NAME = 'idp';
+/** What the service calls itself: on its pages and in the default MAIL_FROM. */
+export const SERVICE_NAME = 'idp';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -259,8 +259,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...parsed,
     PUBLIC_URL: publicUrl,
     COOKIE_SECRET: parsed.COOKIE_SECRET ?? DEVELOPMENT_COOKIE_SECRET,
-    // The name the pages give the service (src/web/pages.ts SERVICE_NAME), at the public host.
-    MAIL_FROM: parsed.MAIL_FROM ?? `${MAIL_SENDER_NAME} <no-reply@${new URL(publicUrl).hostname}>`,
+    MAIL_FROM: parsed.MAIL_FROM ?? `${SERVICE_NAME} <no-reply@${new URL(publicUrl).hostname}>`,
     cookieSecretIsDefault: !parsed.COOKIE_SECRET,
     publicUrlIsDefault: !parsed.PUBLIC_URL,
   });

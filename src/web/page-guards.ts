@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Deps } from '../context.js';
+import { RequestValues } from '../http/request-values.js';
 import { verifyCsrfToken } from './csrf.js';
 import { PageError } from './pages.js';
 import { type BrowserSession, loadSession } from './session.js';
@@ -18,7 +19,7 @@ declare module 'fastify' {
 /** Where a browser without a session goes: the sign-in page, then back to the account page. */
 export const SIGN_IN_TO_ACCOUNT = '/signin?return_to=/account';
 
-const sessions = new WeakMap<FastifyRequest, BrowserSession>();
+const sessions = new RequestValues<BrowserSession>("the page guard (session: 'required')");
 
 /**
  * Enforces the page routes' declarations, so that no handler repeats them: `csrf` (OWASP's signed
@@ -46,8 +47,5 @@ export function installPageGuards(app: FastifyInstance, deps: Deps): void {
 
 /** The session of a route declared `session: 'required'`. */
 export function requiredSession(request: FastifyRequest): BrowserSession {
-  const session = sessions.get(request);
-  if (!session)
-    throw new Error(`${request.method} ${request.url}: the route does not declare session: 'required'`);
-  return session;
+  return sessions.of(request);
 }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SERVICE_NAME } from '../config.js';
 import { ApiError } from '../lib/errors.js';
 import { stylesheet } from './assets/stylesheet.js';
 import {
@@ -34,9 +35,6 @@ export type PageTemplate =
   | 'deleted'
   | 'verify'
   | 'verified';
-
-/** The name the pages use for the service. */
-export const SERVICE_NAME = 'idp';
 
 /** Pages in English only, whatever the reader's language (the API reference is technical). */
 const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);

@@ -69,4 +69,20 @@ describe('GET /api/v1/ (route catalogue)', () => {
     );
     await app.close();
   });
+
+  it('refuses at startup a form route outside the sign-in limit (CONTRACT.md section 1, section 7)', async () => {
+    const app = Fastify();
+    const registry = new RouteRegistry();
+    app.addHook('onRoute', registry.onRoute);
+    const config = { auth: 'browser', description: 'A form' } as const;
+    expect(() => app.post('/form', { config }, async () => ({}))).toThrow(
+      /must declare config.rateLimit: 'signin'/,
+    );
+    // A page that only shows (GET) needs no declaration; the same form with it is accepted.
+    expect(() => app.get('/page', { config }, async () => ({}))).not.toThrow();
+    expect(() =>
+      app.post('/declared', { config: { ...config, rateLimit: 'signin' } }, async () => ({})),
+    ).not.toThrow();
+    await app.close();
+  });
 });

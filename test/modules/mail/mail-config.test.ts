@@ -1,17 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, MAIL_SENDER_NAME } from '../../../src/config.js';
+import { ConfigError, loadConfig } from '../../../src/config.js';
 import { describeMailError, startupMailWarning } from '../../../src/modules/mail/transport.js';
-import { SERVICE_NAME } from '../../../src/web/pages.js';
 
 /* SMTP_URL and MAIL_FROM (CONTRACT.md §7). */
 
 describe('mail settings', () => {
   it('MAIL_FROM defaults to the name the pages give the service, at the host of PUBLIC_URL', () => {
-    expect(MAIL_SENDER_NAME).toBe(SERVICE_NAME);
     expect(loadConfig({ PUBLIC_URL: 'https://id.example.com/base' }).MAIL_FROM).toBe(
-      `${SERVICE_NAME} <no-reply@id.example.com>`,
+      'idp <no-reply@id.example.com>',
     );
-    expect(loadConfig({ PORT: '4000' }).MAIL_FROM).toBe(`${SERVICE_NAME} <no-reply@localhost>`);
+    expect(loadConfig({ PORT: '4000' }).MAIL_FROM).toBe('idp <no-reply@localhost>');
     expect(loadConfig({ MAIL_FROM: 'Example <id@example.com>' }).MAIL_FROM).toBe('Example <id@example.com>');
     expect(loadConfig({ MAIL_FROM: 'id@example.com' }).MAIL_FROM).toBe('id@example.com');
   });
