@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credit } from '../../src/modules/wallet/wallet.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
 import { makeClient, makeUser, mintCode } from '../helpers/factories.js';
 import { exchangeCode } from '../helpers/http.js';
+import { insertAccessToken } from '../helpers/tokens.js';
 
 /* GET /metrics (Prometheus): off without METRICS_TOKEN, answered only to that token when set. */
 
@@ -55,5 +57,32 @@ describe('GET /metrics', () => {
     );
     expect(text).toMatch(/^idp_tokens_issued_total\{grant_type="authorization_code"\} [1-9]/m);
     expect(text).toMatch(/^idp_process_resident_memory_bytes \d+/m);
+  });
+  it('counts wallet charges by outcome, refusals included', async () => {
+    const shop = await makeClient(t, { wallet: true });
+    const user = await makeUser(t);
+    await credit(t.database.db, { config: t.config, clock: t.clock }, { username: user.username, amount: 5 });
+    const token = await insertAccessToken(t.database.db, {
+      userId: user.id,
+      clientId: shop.clientId,
+      scopes: ['openid', 'wallet'],
+      clock: t.clock,
+    });
+    const charge = (amount: number, key: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/wallet/charge',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { amount, currency: 'COIN', description: 'metrics', idempotency_key: key },
+      });
+    expect((await charge(1, 'metrics-1')).statusCode).toBe(201);
+    expect((await charge(1, 'metrics-1')).statusCode).toBe(200);
+    expect((await charge(2, 'metrics-1')).statusCode).toBe(409);
+    expect((await charge(100, 'metrics-2')).statusCode).toBe(402);
+
+    const text = (await scrape(`Bearer ${METRICS_TOKEN}`)).body;
+    for (const outcome of ['charged', 'replayed', 'conflict', 'insufficient_funds']) {
+      expect(text).toMatch(new RegExp(`^idp_wallet_charges_total\\{outcome="${outcome}"\\} 1$`, 'm'));
+    }
   });
 });
