@@ -259,6 +259,8 @@ export interface MailOutboxTable {
   failed_at: Timestamp | null;
   last_error: string | null;
   purge_after: Timestamp | null;
+  /** migrations/0018: the account the message is about, for the per-account limit. */
+  user_id: number | null;
 }
 
 /** migrations/0015: e-mail verification links (CONTRACT.md §7); only the token's SHA-256 is kept. */

@@ -7,7 +7,7 @@ import { enqueueMail } from '../../src/modules/mail/mail.service.js';
 import { claimDueMail, markMailFailed } from '../../src/modules/mail/outbox.repository.js';
 import { cliDatabase, failed, runIdp, stopAllChildren, succeeded, withCliDatabase } from '../helpers/cli.js';
 import { usingPostgres } from '../helpers/database.js';
-import { TestSmtpServer } from '../modules/mail/smtp.js';
+import { queuedId, TestSmtpServer } from '../modules/mail/smtp.js';
 
 /*
  * `idp mail test --to` and `idp mail outbox` (CONTRACT.md §7), run as the real CLI: the test message
@@ -94,7 +94,7 @@ describe(`idp mail on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
         html: `<a href="${PUBLIC_URL}/password/reset?token=pr_secret-token">Reset</a>`,
       };
       await enqueueMail(db, ctx, { ...message, to: 'waiting@example.org' });
-      const failedId = (await enqueueMail(db, ctx, { ...message, to: 'gone@example.org' })).id;
+      const failedId = queuedId(await enqueueMail(db, ctx, { ...message, to: 'gone@example.org' }));
       const now = new Date();
       const claimed = await claimDueMail(db, { now, leaseUntil: now, claimId: 'c', limit: 10 });
       const mail = claimed.find((item) => item.id === failedId);

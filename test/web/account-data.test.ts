@@ -507,6 +507,29 @@ describe('/account/delete', () => {
     expect((await signedIn(bob)).cookies.has('idp_session')).toBe(true);
   });
 
+  it('takes the account’s e-mail links and queued messages with it (they carry the address)', async () => {
+    const { db } = depsOf(t);
+    const browser = new Browser(t.app);
+    const password = 'a password of her own';
+    const signUp = await browser.submit('/signup', '/signup', {
+      username: 'leaving_soon',
+      password,
+      email: 'leaving@example.org',
+    });
+    expect(signUp.statusCode).toBe(303);
+    const user = await findUserByUsername(db, 'leaving_soon');
+    const rowsOf = async (userId: number) => ({
+      links: await db.selectFrom('email_verifications').where('user_id', '=', userId).select('id').execute(),
+      mail: await db.selectFrom('mail_outbox').where('user_id', '=', userId).select('id').execute(),
+    });
+    const before = await rowsOf(user?.id as number);
+    expect(before.links).toHaveLength(1);
+    expect(before.mail).toHaveLength(1);
+    const res = await browser.submit('/account/delete', '/account/delete', { password });
+    expect(res.headers.location).toBe('/account/deleted');
+    expect(await rowsOf(user?.id as number)).toEqual({ links: [], mail: [] });
+  });
+
   it('cannot be undone by an operator: `idp users enable` refuses a deleted account', async () => {
     const { db, ctx } = depsOf(t);
     await expect(enableUser(db, ctx, { username: maria.username })).rejects.toThrow(/deleted/);

@@ -2,11 +2,13 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import { deleteMailOfUser } from '../mail/outbox.repository.js';
 import { endAccess } from '../oauth/access.service.js';
 import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
 import { deletePeriodsOfUser } from '../premium/premium.repository.js';
 import { clearSignInAttempts, findUserById, lockUserByUsername, updateUser } from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
+import { deleteEmailVerificationsOfUser } from './email-verification.repository.js';
 import { deleteBrowserSessionsOfUser } from './sessions.repository.js';
 
 /**
@@ -52,6 +54,9 @@ export async function deleteAccount(
     const consentsDeleted = await deleteConsentsOfUser(trx, user.id);
     const premiumPeriodsDeleted = await deletePeriodsOfUser(trx, user.id);
     await clearSignInAttempts(trx, user.id);
+    // Links and messages carry the address and the name: they go with the profile.
+    await deleteEmailVerificationsOfUser(trx, user.id);
+    const messagesDeleted = await deleteMailOfUser(trx, user.id);
     await updateUser(trx, user.id, {
       displayName: null,
       avatarUrl: null,
@@ -81,6 +86,7 @@ export async function deleteAccount(
         grants_revoked: grantsRevoked,
         consents_deleted: consentsDeleted,
         premium_periods_deleted: premiumPeriodsDeleted,
+        messages_deleted: messagesDeleted,
       },
     });
     return { ok: true };

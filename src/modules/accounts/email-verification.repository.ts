@@ -44,3 +44,9 @@ export async function consumeEmailVerification(
     .executeTakeFirst();
   return row && { userId: Number(row.user_id), email: row.email };
 }
+
+/** Deletes every verification link of an account (its deletion: the addresses go with it). */
+export async function deleteEmailVerificationsOfUser(db: Kysely<Database>, userId: number): Promise<number> {
+  const result = await db.deleteFrom('email_verifications').where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -36,7 +36,10 @@ export async function sendEmailVerification(
   });
   // `lang`: the page the link opens speaks the message's language.
   const link = `${ctx.config.PUBLIC_URL}${EMAIL_VERIFY_PATH}?token=${token}&lang=${input.locale}`;
-  await enqueueMail(trx, ctx, verificationMail({ ...input, to: input.email, link }));
+  await enqueueMail(trx, ctx, {
+    ...verificationMail({ ...input, to: input.email, link }),
+    userId: input.userId,
+  });
 }
 
 /** Carries a refused sign-up out of its transaction, so that the transaction rolls back. */

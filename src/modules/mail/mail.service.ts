@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import { insertMail } from './outbox.repository.js';
+import { countRecentMailLocked, insertMail } from './outbox.repository.js';
 import { linksIn } from './transport.js';
 
 /** The languages a message is written in (CONTRACT.md §7). */
@@ -11,6 +11,11 @@ export type MailLocale = (typeof MAIL_LOCALES)[number];
 export interface MailMessage {
   /** What it is about, for the operator: `email_verification`, `password_reset`… */
   kind: string;
+  /**
+   * The account the message is about. When given, at most MAIL_LIMIT_PER_HOUR messages of this
+   * kind about it are queued per hour (CONTRACT.md §7 "Limits"); the rest are not queued.
+   */
+  userId?: number;
   to: string;
   locale: MailLocale;
   subject: string;
@@ -21,6 +26,13 @@ export interface MailMessage {
 }
 
 const MAX_BODY_LENGTH = 100_000;
+
+/** CONTRACT.md §7 "Limits": at most 5 messages of each kind per account per hour. */
+export const MAIL_LIMIT_PER_HOUR = 5;
+const HOUR_MS = 3600 * 1000;
+
+/** What became of a message handed to enqueueMail. */
+export type Enqueued = { queued: true; id: number } | { queued: false; reason: 'limit' };
 
 /** A caller's mistake in a message: a bug to fix, never something a user can cause. */
 export class MailMessageError extends Error {
@@ -63,26 +75,38 @@ export function checkMailMessage(ctx: Context, message: MailMessage): void {
 /**
  * Queues a message (CONTRACT.md §7, the transactional outbox). Call it on the transaction of what
  * the message announces: the token it carries and the message are committed together or not at
- * all. The worker sends it after the commit; nothing here waits on SMTP.
+ * all. The worker sends it after the commit; nothing here waits on SMTP. A message about an account
+ * that already had MAIL_LIMIT_PER_HOUR of its kind in the last hour is not queued (`reason:
+ * 'limit'`), so no form can be used to flood someone's inbox; the caller decides what to tell.
  * @throws MailMessageError (see checkMailMessage)
  */
 export async function enqueueMail(
   trx: Kysely<Database>,
   ctx: Context,
   message: MailMessage,
-): Promise<{ id: number }> {
+): Promise<Enqueued> {
   checkMailMessage(ctx, message);
+  const now = ctx.clock.now();
+  if (message.userId !== undefined) {
+    const recent = await countRecentMailLocked(trx, {
+      userId: message.userId,
+      kind: message.kind,
+      since: new Date(now.getTime() - HOUR_MS),
+    });
+    if (recent >= MAIL_LIMIT_PER_HOUR) return { queued: false, reason: 'limit' };
+  }
   const id = await insertMail(
     trx,
     {
       kind: message.kind,
+      ...(message.userId !== undefined ? { userId: message.userId } : {}),
       recipient: message.to,
       locale: message.locale,
       subject: message.subject,
       text: message.text,
       html: message.html,
     },
-    ctx.clock.now(),
+    now,
   );
-  return { id };
+  return { queued: true, id };
 }

@@ -6,6 +6,8 @@ export const MAIL_CHANNEL = 'idp_mail_outbox';
 
 export interface NewMail {
   kind: string;
+  /** The account the message is about, if any: the per-account limit counts by it. */
+  userId?: number;
   recipient: string;
   locale: string;
   subject: string;
@@ -36,6 +38,37 @@ export interface MailRecord {
   lastError: string | null;
 }
 
+/** Namespace of the advisory locks that serialise an account's messages of one kind. */
+const MAIL_LIMIT_LOCK = 0x6d61696c; // 'mail'
+
+/**
+ * How many messages of `kind` about the account were queued since `since`, counted under a
+ * transaction-scoped lock on (account, kind): two concurrent transactions cannot both see room for
+ * one more, so the limit holds under a race. Run it on the transaction that then queues.
+ */
+export async function countRecentMailLocked(
+  trx: Kysely<Database>,
+  where: { userId: number; kind: string; since: Date },
+): Promise<number> {
+  await sql`select pg_advisory_xact_lock(${MAIL_LIMIT_LOCK}::int4, hashtext(${`${where.userId}:${where.kind}`}))`.execute(
+    trx,
+  );
+  const row = await trx
+    .selectFrom('mail_outbox')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('user_id', '=', where.userId)
+    .where('kind', '=', where.kind)
+    .where('created_at', '>', where.since)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Deletes every message about an account, sent or waiting (the account's deletion, CONTRACT.md §7). */
+export async function deleteMailOfUser(trx: Kysely<Database>, userId: number): Promise<number> {
+  const result = await trx.deleteFrom('mail_outbox').where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /**
  * Queues a message due at once, and announces it: PostgreSQL delivers a NOTIFY only when its
  * transaction commits, so a worker woken by it finds the row (and a rolled-back one never wakes it).
@@ -52,6 +85,7 @@ export async function insertMail(db: Kysely<Database>, mail: NewMail, now: Date)
       html_body: mail.html,
       created_at: now,
       next_attempt_at: now,
+      user_id: mail.userId ?? null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -6,8 +6,14 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Config } from '../../../src/config.js';
 import type { Context } from '../../../src/context.js';
 import { fixedClock } from '../../../src/lib/clock.js';
+import { createUser } from '../../../src/modules/accounts/accounts.service.js';
 import { purgeExpired } from '../../../src/modules/housekeeping/purge.service.js';
-import { enqueueMail, type MailMessage, MailMessageError } from '../../../src/modules/mail/mail.service.js';
+import {
+  enqueueMail,
+  MAIL_LIMIT_PER_HOUR,
+  type MailMessage,
+  MailMessageError,
+} from '../../../src/modules/mail/mail.service.js';
 import {
   backoffMs,
   DEFAULT_MAIL_WORKER_OPTIONS,
@@ -18,7 +24,7 @@ import { claimDueMail, markMailSent } from '../../../src/modules/mail/outbox.rep
 import { createMailTransport } from '../../../src/modules/mail/transport.js';
 import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../../helpers/database.js';
-import { TestSmtpServer } from './smtp.js';
+import { queuedId, TestSmtpServer } from './smtp.js';
 
 /*
  * The e-mail outbox (CONTRACT.md §7), end to end: enqueueMail on a transaction, the worker, and a
@@ -106,7 +112,7 @@ function worker(
 async function enqueue(overrides: Partial<MailMessage> = {}): Promise<number> {
   return database.db
     .transaction()
-    .execute(async (trx) => (await enqueueMail(trx, ctx, message(overrides))).id);
+    .execute(async (trx) => queuedId(await enqueueMail(trx, ctx, message(overrides))));
 }
 
 async function row(id: number) {
@@ -301,6 +307,47 @@ describe(`the mail outbox on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => 
   });
 });
 
+describe(`at most ${MAIL_LIMIT_PER_HOUR} messages of a kind per account per hour`, () => {
+  let ada: number;
+  let bob: number;
+
+  beforeAll(async () => {
+    const made = testConfig({ PUBLIC_URL });
+    const users = { config: made, clock: fixedClock('2026-06-01T11:00:00Z') };
+    ada = (await createUser(database.db, users, { username: 'ada_limit', password: 'a long password' })).id;
+    bob = (await createUser(database.db, users, { username: 'bob_limit', password: 'a long password' })).id;
+  });
+
+  const send = (userId: number, kind = 'password_reset') =>
+    database.db.transaction().execute((trx) => enqueueMail(trx, ctx, { ...message({ kind }), userId }));
+
+  it('queues five, refuses the sixth, counts each kind and account apart, and has room again an hour later', async () => {
+    for (let i = 0; i < MAIL_LIMIT_PER_HOUR; i++) expect((await send(ada)).queued).toBe(true);
+    expect(await send(ada)).toEqual({ queued: false, reason: 'limit' });
+    expect((await send(ada, 'email_verification')).queued).toBe(true);
+    expect((await send(bob)).queued).toBe(true);
+    // Messages about no account are not limited.
+    for (let i = 0; i < MAIL_LIMIT_PER_HOUR + 1; i++) await enqueue({ kind: 'password_reset' });
+
+    clock.advance(59 * 60 * 1000);
+    expect((await send(ada)).queued).toBe(false);
+    clock.advance(61 * 1000);
+    expect((await send(ada)).queued).toBe(true);
+  });
+
+  it('holds under a race: of 12 concurrent requests, exactly five are queued', async () => {
+    const results = await Promise.all(Array.from({ length: 12 }, () => send(bob, 'email_change')));
+    expect(results.filter((result) => result.queued)).toHaveLength(MAIL_LIMIT_PER_HOUR);
+    const rows = await database.db
+      .selectFrom('mail_outbox')
+      .where('user_id', '=', bob)
+      .where('kind', '=', 'email_change')
+      .select('id')
+      .execute();
+    expect(rows).toHaveLength(MAIL_LIMIT_PER_HOUR);
+  });
+});
+
 describe('without SMTP_URL (the development fallback)', () => {
   let dataDir: string;
 
@@ -318,7 +365,7 @@ describe('without SMTP_URL (the development fallback)', () => {
     const log = recordingLog();
     const id = await database.db
       .transaction()
-      .execute(async (trx) => (await enqueueMail(trx, fileCtx, message({ locale: 'en' }))).id);
+      .execute(async (trx) => queuedId(await enqueueMail(trx, fileCtx, message({ locale: 'en' }))));
     expect(await worker({}, fileCtx, log).drain()).toBe(1);
     const files = await readdir(path.join(dataDir, 'outbox'));
     expect(files).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { type ParsedMail, simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import type { Enqueued } from '../../../src/modules/mail/mail.service.js';
 
 /** A message as the test SMTP server received it: the envelope, and the parsed message. */
 export interface Received {
@@ -93,4 +94,10 @@ export class TestSmtpServer {
     }
     return this.received;
   }
+}
+
+/** The id of a message enqueueMail queued; fails the test when it was not queued. */
+export function queuedId(result: Enqueued): number {
+  if (!result.queued) throw new Error(`the message was not queued: ${result.reason}`);
+  return result.id;
 }
