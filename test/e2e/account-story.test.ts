@@ -1,0 +1,207 @@
+import { readFile } from 'node:fs/promises';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/modules/clients/clients.service.js';
+import { MailWorker } from '../../src/modules/mail/mail.worker.js';
+import { createMailTransport } from '../../src/modules/mail/transport.js';
+import { verifyLedger } from '../../src/modules/wallet/wallet.service.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { expectApiError } from '../helpers/assertions.js';
+import type { TestClient } from '../helpers/factories.js';
+import { exchangeCode } from '../helpers/http.js';
+import { freePort } from '../helpers/tcp-proxy.js';
+import { type Received, TestSmtpServer } from '../modules/mail/smtp.js';
+import { launchChromium } from './helpers/chromium.js';
+
+/**
+ * A person's whole life with their account, in Chromium, with the mail a real SMTP server in this
+ * process receives: sign-up with an address, its link, `email_verified` in userinfo; a changed
+ * password; the export; the deletion, after which the site's tokens are dead, search has forgotten
+ * them and the username stays taken. The tests run in order and build on each other.
+ *
+ * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
+ */
+const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
+
+const person = {
+  username: 'story_teller',
+  email: 'story@example.org',
+  password: 'once upon a time in the west',
+  newPassword: 'and they lived happily ever after',
+};
+const redirectUri = 'https://games.example/callback';
+
+const smtp = new TestSmtpServer();
+let t: TestApp;
+let worker: MailWorker;
+let base: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let site: TestClient;
+let tokens: { access_token: string; refresh_token: string };
+
+/** The messages to `to` so far, waiting (a short while) for `count` of them to arrive. */
+async function mailTo(to: string, count: number): Promise<Received[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const received = smtp.received.filter((mail) => mail.rcptTo.includes(to));
+    if (received.length >= count || Date.now() > deadline) return received;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The first link under PUBLIC_URL with `path` in a message's plain-text part. */
+function linkIn(mail: Received, path: string): string {
+  const link = (mail.parsed.text ?? '').match(new RegExp(`${base}${path}\\?\\S+`))?.[0];
+  if (!link) throw new Error(`no ${path} link in: ${mail.parsed.text}`);
+  return link;
+}
+
+async function submit(selector: string): Promise<void> {
+  await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
+}
+
+async function userinfo(accessToken: string) {
+  return t.app.inject({
+    method: 'GET',
+    url: '/api/v1/oauth/userinfo',
+    headers: { authorization: `Bearer ${accessToken}` },
+  });
+}
+
+/** Signs in to the site through the browser (consent when asked) and exchanges the code. */
+async function signInToSite(): Promise<{ access_token: string; refresh_token: string }> {
+  const query = new URLSearchParams({
+    client_id: site.clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: 'openid profile email offline_access',
+    state: 'story',
+  });
+  // The site is not running: its callback is caught on the way, and its code read from the URL.
+  const callback = new Promise<string>((resolve) => {
+    void page.route(`${redirectUri}**`, async (route) => {
+      resolve(route.request().url());
+      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'signed in' });
+    });
+  });
+  await page.goto(`${base}/api/v1/oauth/authorize?${query}`);
+  if (await page.locator('button[value="allow"]').count())
+    await page.locator('button[value="allow"]').click();
+  const code = new URL(await callback).searchParams.get('code') ?? '';
+  await page.unrouteAll();
+  const res = await exchangeCode(t.app, site, code);
+  expect(res.statusCode).toBe(200);
+  return res.json();
+}
+
+describe.skipIf(skipBrowserTests)('an account’s whole story, in Chromium, with real mail', () => {
+  beforeAll(async () => {
+    await smtp.start();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    t = await createTestApp({ env: { PUBLIC_URL: base, SMTP_URL: smtp.url() } });
+    await t.app.listen({ host: '127.0.0.1', port });
+    const ctx = { config: t.config, clock: t.clock };
+    const quiet = { info: () => undefined, warn: () => undefined };
+    worker = new MailWorker(t.database.db, ctx, createMailTransport(t.config, quiet), quiet);
+    await worker.start(t.database.listen);
+    const created = await createClient(t.database.db, ctx, {
+      name: 'Northwind Games',
+      siteUrl: 'https://games.example',
+      redirectUris: [redirectUri],
+    });
+    site = { clientId: created.client_id, clientSecret: created.client_secret ?? '', redirectUri };
+    browser = await launchChromium();
+    context = await browser.newContext({ locale: 'en-GB', acceptDownloads: true });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => undefined);
+    await browser?.close();
+    await worker?.stop();
+    await t?.close();
+    await smtp.stop();
+  }, 60_000);
+
+  it('signs up with an e-mail, confirms it from the link it receives, and the site sees it verified', async () => {
+    await page.goto(`${base}/signup`);
+    await page.locator('#username').fill(person.username);
+    await page.locator('#email').fill(person.email);
+    await page.locator('#password').fill(person.password);
+    await submit('form[action="/signup"] button[type="submit"]');
+    expect(new URL(page.url()).pathname).toBe('/account');
+
+    const [mail] = await mailTo(person.email, 1);
+    expect(mail?.parsed.subject).toMatch(/confirm/i);
+    await page.goto(linkIn(mail as Received, '/email/verify'));
+    await submit('form[action="/email/verify"] button');
+    expect(await page.locator('h1').textContent()).toMatch(/confirmed|verified/i);
+
+    tokens = await signInToSite();
+    const info = await userinfo(tokens.access_token);
+    expect(info.json()).toMatchObject({ email: person.email, email_verified: true });
+  });
+
+  it('changes the password: the old one no longer signs in, the new one does', async () => {
+    await page.goto(`${base}/account/password`);
+    await page.locator('#currentPassword').fill(person.password);
+    await page.locator('#newPassword').fill(person.newPassword);
+    await page.locator('#passwordConfirm').fill(person.newPassword);
+    await submit('form[action="/account/password"] button[type="submit"]');
+    expect(page.url()).toBe(`${base}/account?notice=password_changed`);
+
+    const other = await browser.newContext({ locale: 'en-GB' });
+    const tab = await other.newPage();
+    await tab.goto(`${base}/signin`);
+    await tab.locator('#username').fill(person.username);
+    await tab.locator('#password').fill(person.password);
+    await Promise.all([tab.waitForEvent('load'), tab.locator('form[action="/signin"] button').click()]);
+    expect(await tab.locator('[role="alert"]').textContent()).toMatch(/wrong/i);
+    await tab.locator('#password').fill(person.newPassword);
+    await Promise.all([
+      tab.waitForURL(`${base}/account`),
+      tab.locator('form[action="/signin"] button').click(),
+    ]);
+    await other.close();
+  });
+
+  it('exports everything stored about the person as a JSON download', async () => {
+    await page.goto(`${base}/account/export`);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.locator('form[action="/account/export"] button').click(),
+    ]);
+    const data = JSON.parse(await readFile((await download.path()) as string, 'utf8'));
+    expect(data.profile).toMatchObject({
+      username: person.username,
+      email: person.email,
+      email_verified: true,
+    });
+    expect(data.apps.map((app: { name: string }) => app.name)).toEqual(['Northwind Games']);
+    expect(data.devices).toEqual([]);
+    expect(data.wallet).toMatchObject({ currency: 'COIN', balance: 0, entries: [] });
+  });
+
+  it('deletes the account: the site’s tokens are dead, search has forgotten them, the name stays taken', async () => {
+    await page.goto(`${base}/account/delete`);
+    await page.locator('#password').fill(person.newPassword);
+    await submit('form[action="/account/delete"] button[type="submit"]');
+    expect(new URL(page.url()).pathname).toBe('/account/deleted');
+
+    await t.sync();
+    expectApiError(await userinfo(tokens.access_token), 401, 'invalid_token');
+    const search = await t.app.inject({ method: 'GET', url: `/api/users/search?q=${person.username}` });
+    expect(search.json().results).toEqual([]);
+
+    await page.goto(`${base}/signup`);
+    await page.locator('#username').fill(person.username);
+    await page.locator('#password').fill('somebody else entirely');
+    await submit('form[action="/signup"] button[type="submit"]');
+    expect(await page.locator('#username-error').textContent()).toMatch(/already taken/);
+    expect(await verifyLedger(t.database.db)).toMatchObject({ ok: true });
+  });
+});
