@@ -132,7 +132,12 @@ describe(`the mail outbox on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => 
     expect(mail?.text).toContain(LINK);
     expect(mail?.html).toContain(`href="${LINK}"`);
     expect(received?.raw).toMatch(/Content-Type: multipart\/alternative/i);
-    const stored = await row(id);
+    // The SMTP server has the message before the worker has its reply and records the send.
+    let stored = await row(id);
+    for (const deadline = Date.now() + 5_000; stored.sent_at === null && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      stored = await row(id);
+    }
     expect(stored.sent_at).toEqual(clock.now());
     expect(stored.attempts).toBe(1);
     expect(stored.claim_id).toBeNull();
