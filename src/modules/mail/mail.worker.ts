@@ -9,13 +9,14 @@ import {
   markMailFailed,
   markMailSent,
   type QueuedMail,
+  renewClaim,
 } from './outbox.repository.js';
 import { describeMailError, type MailLog, type MailTransport } from './transport.js';
 
 export interface MailWorkerOptions {
   /** How often the outbox is looked at without being woken. */
   pollIntervalMs: number;
-  /** How long a claim keeps other instances away: longer than any send (the SMTP timeouts). */
+  /** How long a claim keeps other instances away, from the start of each send: longer than any send (the SMTP timeouts). */
   leaseMs: number;
   /** The first retry's delay; each next one doubles, up to `maxBackoffMs`. */
   baseBackoffMs: number;
@@ -54,8 +55,8 @@ export function backoffMs(
 
 /**
  * Sends the outbox (CONTRACT.md §7), one per instance. It claims due messages for a lease, sends
- * each, and records the outcome; a failure is retried with exponential backoff until
- * `maxAttempts`, then kept as failed. Woken by the database's announcement of a committed message
+ * each (its lease renewed as its send starts), and records the outcome; a failure is retried with
+ * exponential backoff until `maxAttempts`, then kept as failed. Woken by the database's announcement of a committed message
  * (every instance hears it; the claim decides which sends), and by its poll otherwise.
  *
  * Delivery is at least once: an instance that dies after the SMTP server took a message but before
@@ -145,6 +146,14 @@ export class MailWorker {
   private async sendOne(mail: QueuedMail): Promise<boolean> {
     // Never the body, subject or recipient: they may carry a token or personal data.
     const about = { mailId: mail.id, kind: mail.kind, attempt: mail.attempts };
+    // The batch is sent one message after the other: behind slow sends, the last ones may outlive
+    // the lease they were claimed with, and another instance may have claimed them since. Each send
+    // starts with a full lease of its own, or not at all.
+    const leaseUntil = new Date(this.ctx.clock.now().getTime() + this.options.leaseMs);
+    if (!(await renewClaim(this.db, mail, { leaseUntil }))) {
+      this.log.info(about, 'mail: not sent; its claim ended and another instance claimed it');
+      return false;
+    }
     try {
       await this.transport.send({
         to: mail.recipient,

@@ -141,6 +141,24 @@ export async function claimDueMail(
     .sort((a, b) => a.id - b.id);
 }
 
+/**
+ * Extends this claim on a message to `leaseUntil`, just before it is sent; false when the claim was
+ * lost (its lease ended and another instance claimed it, maybe sent it), so it must not be sent.
+ */
+export async function renewClaim(
+  db: Kysely<Database>,
+  mail: Pick<QueuedMail, 'id' | 'claimId'>,
+  input: { leaseUntil: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('mail_outbox')
+    .set({ claimed_until: input.leaseUntil })
+    .where('id', '=', mail.id)
+    .where('claim_id', '=', mail.claimId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Records a delivery; false when the claim was lost meanwhile (its lease ended and another took it). */
 export async function markMailSent(
   db: Kysely<Database>,

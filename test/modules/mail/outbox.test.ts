@@ -21,7 +21,7 @@ import {
   type MailWorkerOptions,
 } from '../../../src/modules/mail/mail.worker.js';
 import { claimDueMail, markMailSent } from '../../../src/modules/mail/outbox.repository.js';
-import { createMailTransport } from '../../../src/modules/mail/transport.js';
+import { createMailTransport, type MailTransport } from '../../../src/modules/mail/transport.js';
 import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../../helpers/database.js';
 import { queuedId, TestSmtpServer } from './smtp.js';
@@ -138,7 +138,12 @@ describe(`the mail outbox on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => 
     expect(mail?.text).toContain(LINK);
     expect(mail?.html).toContain(`href="${LINK}"`);
     expect(received?.raw).toMatch(/Content-Type: multipart\/alternative/i);
-    const stored = await row(id);
+    // The SMTP server has the message before the worker has its reply and records the send.
+    let stored = await row(id);
+    for (const deadline = Date.now() + 5_000; stored.sent_at === null && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      stored = await row(id);
+    }
     expect(stored.sent_at).toEqual(clock.now());
     expect(stored.attempts).toBe(1);
     expect(stored.claim_id).toBeNull();
@@ -254,6 +259,35 @@ describe(`the mail outbox on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => 
     expect(new Set(subjects).size).toBe(24);
     const rows = await database.db.selectFrom('mail_outbox').select(['sent_at', 'attempts']).execute();
     expect(rows.every((stored) => stored.sent_at !== null && stored.attempts === 1)).toBe(true);
+  });
+
+  it('never sends a message of its batch whose lease ended while it sent the others: another instance may have it', async () => {
+    for (let index = 0; index < 3; index++)
+      await enqueue({ to: `slow${index}@example.org`, subject: `Slow ${index}` });
+    const two = worker({ leaseMs: 300_000 }, { config, clock });
+    // A slow SMTP server: each send takes 200 s of the 300 s lease, so the batch's third message
+    // starts 400 s after it was claimed. While the second is sent, the other instance looks.
+    const inner = createMailTransport(config, recordingLog());
+    let sends = 0;
+    const slow: MailTransport = {
+      kind: 'smtp',
+      async send(mail) {
+        clock.advance(200_000);
+        if (++sends === 2) await two.drain();
+        return inner.send(mail);
+      },
+      close: () => inner.close(),
+    };
+    const log = recordingLog();
+    const one = new MailWorker(database.db, ctx, slow, log, { leaseMs: 300_000, batchSize: 3 });
+    workers.push(one);
+    const sent = await one.drain();
+    const subjects = smtp.received.map((received) => received.parsed.subject).sort();
+    expect(subjects).toEqual(['Slow 0', 'Slow 1', 'Slow 2']);
+    expect(sent).toBe(2);
+    const rows = await database.db.selectFrom('mail_outbox').select(['sent_at']).execute();
+    expect(rows.every((stored) => stored.sent_at !== null)).toBe(true);
+    expect(JSON.stringify(log.entries)).not.toMatch(/after its claim had ended/);
   });
 
   it('retries a message claimed by an instance that died, once its lease has ended', async () => {
