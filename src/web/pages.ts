@@ -34,7 +34,11 @@ export type PageTemplate =
   | 'delete'
   | 'deleted'
   | 'verify'
-  | 'verified';
+  | 'verified'
+  | 'forgot'
+  | 'forgot-sent'
+  | 'reset'
+  | 'reset-done';
 
 /** Pages in English only, whatever the reader's language (the API reference is technical). */
 const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);
@@ -218,6 +222,11 @@ export interface ErrorPageOptions extends PageOptions {
   retryAfterSeconds?: number;
 }
 
+/** The way out an error page of a kind offers, besides the account page (its text: `t.errors[kind].link`). */
+const ERROR_PAGE_LINKS: Partial<Record<ErrorPageKind, string>> = {
+  reset_link_invalid: '/password/forgot',
+};
+
 /**
  * Renders an HTML error page (never a redirect) in the reader's language: the title and
  * explanation of `kind`, and the technical `detail` when given. Return it from the handler.
@@ -237,7 +246,9 @@ export function renderErrorPage(
     options.retryAfterSeconds !== undefined && options.retryAfterSeconds > 0
       ? plural(locale, t.errors.retryIn, options.retryAfterSeconds)
       : undefined;
-  render(reply, 'error', { title, message, retry, detail: options.detail, status }, rendering).then(
+  const href = ERROR_PAGE_LINKS[kind];
+  const link = href && t.errors[kind].link ? { href, text: t.errors[kind].link } : undefined;
+  render(reply, 'error', { title, message, retry, link, detail: options.detail, status }, rendering).then(
     (html) => reply.send(html),
     (error: unknown) => {
       // The error page must not fail in turn: a plain page, and the cause in the log.

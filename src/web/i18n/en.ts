@@ -20,6 +20,10 @@ export const en: LocaleDefinition = {
       deleted: 'Account deleted',
       verify: 'Confirm your e-mail address',
       verified: 'E-mail address confirmed',
+      forgot: 'Forgot your password?',
+      'forgot-sent': 'Check your e-mail',
+      reset: 'Choose a new password',
+      'reset-done': 'Password changed',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -27,6 +31,7 @@ export const en: LocaleDefinition = {
       submit: 'Sign in',
       noAccount: 'No account yet?',
       createAccount: 'Create an account',
+      forgotPassword: 'Forgot your password?',
       errors: {
         missing_credentials: 'Enter your username and password.',
         wrong_credentials: 'Wrong username or password.',
@@ -126,6 +131,12 @@ export const en: LocaleDefinition = {
         title: 'This confirmation link does not work',
         message:
           'The link was already used, is more than 24 hours old, or is for an address the account no longer has. Sign in and ask for a new one.',
+      },
+      reset_link_invalid: {
+        title: 'This password reset link does not work',
+        message:
+          'The link was already used, is more than 30 minutes old, or a newer link was sent since (only the newest one works).',
+        link: 'Ask for a new link',
       },
       invalid_link: {
         title: 'This sign-in link is not valid',
@@ -239,6 +250,32 @@ export const en: LocaleDefinition = {
       verifiedHeading: 'Your e-mail address is confirmed',
       verifiedText: 'Thank you: the address is now confirmed.',
       toAccount: 'Go to your account',
+    },
+    passwordReset: {
+      forgotHeading: 'Forgot your password?',
+      forgotIntro:
+        'Enter your username or e-mail address. If it belongs to an account with an e-mail address, we send a link there to choose a new password.',
+      login: 'Username or e-mail',
+      loginMissing: 'Enter your username or e-mail address.',
+      forgotSubmit: 'Send the link',
+      backToSignIn: 'Back to sign-in',
+      sentHeading: 'Check your e-mail',
+      sentText:
+        'If the username or address you entered belongs to an account with an e-mail address, a link to choose a new password is on its way there. It works once, for 30 minutes.',
+      sentNothing:
+        'No message after a few minutes? Check your spam folder, or ask again: only the newest link works.',
+      resetHeading: 'Choose a new password',
+      resetFor: 'For the account',
+      correctFields: 'Correct the fields marked below.',
+      revokeApps: 'Also end the access of every app I allowed',
+      revokeAppsHint:
+        'Recommended if someone else may have used your account: each app must be allowed again the next time you use it.',
+      signedOutEverywhere:
+        'You will be signed out on every browser and device of the mobile app, this one included.',
+      resetSubmit: 'Change password',
+      doneHeading: 'Your password is changed',
+      doneText: 'You were signed out everywhere. Sign in with your new password.',
+      signIn: 'Sign in',
     },
   },
 };
