@@ -19,26 +19,11 @@ import {
 /**
  * Server-rendered pages (views/*.ejs), wrapped in views/layout.ejs. Templates escape every value
  * with `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw. Each gets
- * `t` (the texts of the page's locale), `locale`, `plural(forms, count)` and `date(value)`.
+ * `t` (the texts of the page's locale), `locale`, `plural(forms, count)` and `date(value)`. Every
+ * page has a title in every language, so the templates are the titles' keys (and the English-only
+ * reference).
  */
-export type PageTemplate =
-  | 'signin'
-  | 'signup'
-  | 'account'
-  | 'consent'
-  | 'error'
-  | 'reference'
-  | 'profile'
-  | 'password'
-  | 'export'
-  | 'delete'
-  | 'deleted'
-  | 'verify'
-  | 'verified'
-  | 'forgot'
-  | 'forgot-sent'
-  | 'reset'
-  | 'reset-done';
+export type PageTemplate = keyof Messages['titles'] | 'reference';
 
 /** Pages in English only, whatever the reader's language (the API reference is technical). */
 const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);

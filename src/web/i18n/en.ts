@@ -1,5 +1,6 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
+import { enPasswordReset } from './en-password-reset.js';
 import type { LocaleDefinition } from './messages.js';
 
 export const en: LocaleDefinition = {
@@ -251,31 +252,6 @@ export const en: LocaleDefinition = {
       verifiedText: 'Thank you: the address is now confirmed.',
       toAccount: 'Go to your account',
     },
-    passwordReset: {
-      forgotHeading: 'Forgot your password?',
-      forgotIntro:
-        'Enter your username or e-mail address. If it belongs to an account with an e-mail address, we send a link there to choose a new password.',
-      login: 'Username or e-mail',
-      loginMissing: 'Enter your username or e-mail address.',
-      forgotSubmit: 'Send the link',
-      backToSignIn: 'Back to sign-in',
-      sentHeading: 'Check your e-mail',
-      sentText:
-        'If the username or address you entered belongs to an account with an e-mail address, a link to choose a new password is on its way there. It works once, for 30 minutes.',
-      sentNothing:
-        'No message after a few minutes? Check your spam folder, or ask again: only the newest link works.',
-      resetHeading: 'Choose a new password',
-      resetFor: 'For the account',
-      correctFields: 'Correct the fields marked below.',
-      revokeApps: 'Also end the access of every app I allowed',
-      revokeAppsHint:
-        'Recommended if someone else may have used your account: each app must be allowed again the next time you use it.',
-      signedOutEverywhere:
-        'You will be signed out on every browser and device of the mobile app, this one included.',
-      resetSubmit: 'Change password',
-      doneHeading: 'Your password is changed',
-      doneText: 'You were signed out everywhere. Sign in with your new password.',
-      signIn: 'Sign in',
-    },
+    passwordReset: enPasswordReset,
   },
 };

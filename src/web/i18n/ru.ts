@@ -1,5 +1,6 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
 import type { LocaleDefinition } from './messages.js';
+import { ruPasswordReset } from './ru-password-reset.js';
 
 export const ru: LocaleDefinition = {
   dateLocale: 'ru-RU',
@@ -281,31 +282,6 @@ export const ru: LocaleDefinition = {
       verifiedText: 'Спасибо: адрес подтверждён.',
       toAccount: 'Перейти в аккаунт',
     },
-    passwordReset: {
-      forgotHeading: 'Забыли пароль?',
-      forgotIntro:
-        'Введите имя пользователя или адрес электронной почты. Если это аккаунт с адресом почты, мы отправим туда ссылку, чтобы выбрать новый пароль.',
-      login: 'Имя пользователя или почта',
-      loginMissing: 'Введите имя пользователя или адрес электронной почты.',
-      forgotSubmit: 'Отправить ссылку',
-      backToSignIn: 'Вернуться ко входу',
-      sentHeading: 'Проверьте почту',
-      sentText:
-        'Если введённое имя или адрес принадлежит аккаунту с адресом почты, туда уже отправлена ссылка, чтобы выбрать новый пароль. Она действует один раз, 30 минут.',
-      sentNothing:
-        'Письма нет через несколько минут? Проверьте папку «Спам» или запросите ещё раз: работает только самая новая ссылка.',
-      resetHeading: 'Выберите новый пароль',
-      resetFor: 'Для аккаунта',
-      correctFields: 'Исправьте отмеченные ниже поля.',
-      revokeApps: 'Также закрыть доступ всем приложениям, которым он был разрешён',
-      revokeAppsHint:
-        'Рекомендуется, если вашим аккаунтом мог пользоваться кто-то другой: каждому приложению нужно будет снова разрешить доступ.',
-      signedOutEverywhere:
-        'Вы выйдете из аккаунта во всех браузерах и на всех устройствах мобильного приложения, включая этот браузер.',
-      resetSubmit: 'Сменить пароль',
-      doneHeading: 'Пароль изменён',
-      doneText: 'Вы вышли из аккаунта везде. Войдите с новым паролем.',
-      signIn: 'Войти',
-    },
+    passwordReset: ruPasswordReset,
   },
 };
