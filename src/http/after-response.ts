@@ -20,9 +20,14 @@ export class AfterResponse {
 
   constructor(private readonly log: FastifyBaseLogger) {}
 
-  /** Starts `task`; its failure is logged as `what`, never thrown. */
+  /**
+   * Starts `task` on a later turn of the event loop, after whatever the sent answer still runs
+   * (on PGlite a query holds the thread for its whole run); its failure is logged as `what`, never
+   * thrown.
+   */
   run(what: string, task: () => Promise<unknown>): void {
-    const promise: Promise<void> = task()
+    const promise: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(task)
       .then(
         () => undefined,
         (error: unknown) => {

@@ -5,7 +5,7 @@ import { disableUser } from '../../src/modules/accounts/accounts.service.js';
 import { MailWorker } from '../../src/modules/mail/mail.worker.js';
 import { createMailTransport } from '../../src/modules/mail/transport.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { Browser, forms, hiddenFieldsOf, unescapeHtml } from '../helpers/browser.js';
+import { Browser, forms, hiddenFields, hiddenFieldsOf, unescapeHtml } from '../helpers/browser.js';
 import { usingPostgres } from '../helpers/database.js';
 import {
   depsOf,
@@ -435,5 +435,53 @@ describe(`password recovery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =
     const empty = await browser.submit('/password/forgot', '/password/forgot', { login: '  ' });
     expect(empty.statusCode).toBe(400);
     expect(empty.body).toContain('Enter your username or e-mail address.');
+  });
+
+  it('takes the same time for a known and an unknown login (medians within 20%)', {
+    timeout: 120_000,
+  }, async () => {
+    await makeUser(t, { username: 'timed_known' });
+    await worker.start();
+    try {
+      /** One timed POST of a form fetched beforehand (the GET is not timed). */
+      const timed = async (login: string) => {
+        const browser = new Browser(t.app);
+        const page = await browser.get('/password/forgot');
+        const fields = { ...hiddenFields(page.body, '/password/forgot'), login };
+        const start = performance.now();
+        const res = await browser.post('/password/forgot', fields);
+        const elapsed = performance.now() - start;
+        expect(res.statusCode).toBe(200);
+        return elapsed;
+      };
+      for (let i = 0; i < 10; i++) await timed(i % 2 === 0 ? 'timed_known' : 'timed_nobody');
+      // Interleaved in a shuffled order, so that neither kind always follows the other's work.
+      const order = [...Array(40).fill('timed_known'), ...Array(40).fill('timed_nobody')].sort(
+        () => Math.random() - 0.5,
+      );
+      const times: Record<string, number[]> = { timed_known: [], timed_nobody: [] };
+      for (const login of order) times[login]?.push(await timed(login));
+      const median = (values: number[]) => {
+        const sorted = [...values].sort((a, b) => a - b);
+        return ((sorted[19] ?? 0) + (sorted[20] ?? 0)) / 2;
+      };
+      const known = median(times.timed_known ?? []);
+      const unknown = median(times.timed_nobody ?? []);
+      expect(
+        Math.abs(known - unknown) / Math.min(known, unknown),
+        `${known} ms vs ${unknown} ms`,
+      ).toBeLessThan(0.2);
+    } finally {
+      await worker.stop();
+      await t.app.afterResponse.idle();
+    }
+    // Every request for the known login made its link and queued its message; the unknown one none.
+    const queued = await t.database.db
+      .selectFrom('mail_outbox')
+      .select('recipient')
+      .where('recipient', 'like', 'timed_%')
+      .execute();
+    expect(queued).toHaveLength(45);
+    expect(new Set(queued.map((row) => row.recipient))).toEqual(new Set(['timed_known@example.com']));
   });
 });
