@@ -273,18 +273,6 @@ export interface EmailVerificationsTable {
   used_at: Timestamp | null;
 }
 
-/** migrations/0016: password reset links (CONTRACT.md §7); only the token's SHA-256 is kept. */
-export interface PasswordResetsTable {
-  id: Generated<number>;
-  token_hash: string;
-  user_id: number;
-  /** The address the link was sent to; a reset verifies it while the user still has it. */
-  email: string;
-  created_at: Timestamp;
-  expires_at: Timestamp;
-  used_at: Timestamp | null;
-}
-
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -308,5 +296,5 @@ export interface Database {
   audit_events: AuditEventsTable;
   mail_outbox: MailOutboxTable;
   email_verifications: EmailVerificationsTable;
-  password_resets: PasswordResetsTable;
+  password_resets: EmailVerificationsTable; // migrations/0016: reset links, the same columns
 }
