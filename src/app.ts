@@ -11,6 +11,7 @@ import type { Config } from './config.js';
 import type { Context, Deps } from './context.js';
 import type { ChangeSync } from './db/change-feed.js';
 import type { Database } from './db/schema.js';
+import { installAfterResponse } from './http/after-response.js';
 import { answerClientError, answerFrameworkError, installLingeringClose } from './http/connection-errors.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installInputGuard } from './http/input-guard.js';
@@ -116,6 +117,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     });
   }
   installPageGuards(app, deps);
+  installAfterResponse(app);
   await app.register(platformRoutes, deps);
   await app.register(accountRoutes, deps);
   await app.register(authorizeRoutes, deps);

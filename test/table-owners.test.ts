@@ -42,6 +42,7 @@ const OWNERSHIP: Ownership = {
     incidents: 'src/modules/platform/platform.repository.ts',
     mail_outbox: 'src/modules/mail/outbox.repository.ts',
     email_verifications: 'src/modules/accounts/email-verification.repository.ts',
+    password_resets: 'src/modules/accounts/password-resets.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

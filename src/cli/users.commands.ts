@@ -5,6 +5,8 @@ import {
   enableUser,
   updateUserProfile,
 } from '../modules/accounts/accounts.service.js';
+import { sendPasswordResetByOperator } from '../modules/accounts/password-reset.service.js';
+import { MAIL_LOCALES, type MailLocale } from '../modules/mail/mail.service.js';
 import { ALL_SCOPES } from '../modules/oauth/scopes.js';
 import { presentMe, presentUserinfo } from '../modules/profiles/profile.presenter.js';
 import {
@@ -122,5 +124,22 @@ export const userCommands: Command[] = [
     options: {},
     positionals: 1,
     run: (ctx, args) => enableUser(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '' }),
+  },
+  {
+    name: 'users send-reset',
+    usage: 'idp users send-reset U [--lang en|ru]',
+    summary:
+      "Queues a password reset link to the user's e-mail address (30 minutes, single use); never prints the link",
+    options: { lang: { type: 'string' } },
+    positionals: 1,
+    run: (ctx, args) => {
+      const lang = str(args, 'lang') ?? 'en';
+      if (!(MAIL_LOCALES as readonly string[]).includes(lang))
+        throw new UsageError(`--lang must be one of ${MAIL_LOCALES.join(', ')}, got "${lang}"`);
+      return sendPasswordResetByOperator(ctx.db, contextOf(ctx), {
+        username: args.positionals[0] ?? '',
+        locale: lang as MailLocale,
+      });
+    },
   },
 ];

@@ -298,4 +298,5 @@ export interface Database {
   audit_events: AuditEventsTable;
   mail_outbox: MailOutboxTable;
   email_verifications: EmailVerificationsTable;
+  password_resets: EmailVerificationsTable; // migrations/0016: reset links, the same columns
 }

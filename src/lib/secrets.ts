@@ -12,6 +12,8 @@ export const PREFIX = {
   refreshToken: 'rt_',
   /** E-mail verification links (CONTRACT.md §7). */
   emailVerification: 'ev_',
+  /** Password reset links (CONTRACT.md §7). */
+  passwordReset: 'pr_',
 } as const;
 
 export type SecretKind = keyof typeof PREFIX;
@@ -24,6 +26,7 @@ const ENTROPY_BYTES: Record<SecretKind, number> = {
   accessToken: 32,
   refreshToken: 32,
   emailVerification: 32,
+  passwordReset: 32,
 };
 
 /** A fresh prefixed value: the prefix, then base64url CSPRNG output. */

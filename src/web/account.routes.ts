@@ -15,6 +15,7 @@ import { isAccountNotice } from './i18n/index.js';
 import { formBody, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
 import { renderPage } from './pages.js';
+import { passwordResetRoutes } from './password-reset.routes.js';
 import { settingsRoutes } from './settings.routes.js';
 import { signInRoutes } from './sign-in.routes.js';
 
@@ -49,6 +50,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   await app.register(settingsRoutes, deps);
   await app.register(accountDataRoutes, deps);
   await app.register(emailVerifyRoutes, deps);
+  await app.register(passwordResetRoutes, deps);
 
   routes.get(
     '/account',

@@ -19,22 +19,11 @@ import {
 /**
  * Server-rendered pages (views/*.ejs), wrapped in views/layout.ejs. Templates escape every value
  * with `<%= %>`; only the layout's `body`, our own rendered template, is inserted raw. Each gets
- * `t` (the texts of the page's locale), `locale`, `plural(forms, count)` and `date(value)`.
+ * `t` (the texts of the page's locale), `locale`, `plural(forms, count)` and `date(value)`. Every
+ * page has a title in every language, so the templates are the titles' keys (and the English-only
+ * reference).
  */
-export type PageTemplate =
-  | 'signin'
-  | 'signup'
-  | 'account'
-  | 'consent'
-  | 'error'
-  | 'reference'
-  | 'profile'
-  | 'password'
-  | 'export'
-  | 'delete'
-  | 'deleted'
-  | 'verify'
-  | 'verified';
+export type PageTemplate = keyof Messages['titles'] | 'reference';
 
 /** Pages in English only, whatever the reader's language (the API reference is technical). */
 const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);
@@ -218,6 +207,11 @@ export interface ErrorPageOptions extends PageOptions {
   retryAfterSeconds?: number;
 }
 
+/** The way out an error page of a kind offers, besides the account page (its text: `t.errors[kind].link`). */
+const ERROR_PAGE_LINKS: Partial<Record<ErrorPageKind, string>> = {
+  reset_link_invalid: '/password/forgot',
+};
+
 /**
  * Renders an HTML error page (never a redirect) in the reader's language: the title and
  * explanation of `kind`, and the technical `detail` when given. Return it from the handler.
@@ -237,7 +231,9 @@ export function renderErrorPage(
     options.retryAfterSeconds !== undefined && options.retryAfterSeconds > 0
       ? plural(locale, t.errors.retryIn, options.retryAfterSeconds)
       : undefined;
-  render(reply, 'error', { title, message, retry, detail: options.detail, status }, rendering).then(
+  const href = ERROR_PAGE_LINKS[kind];
+  const link = href && t.errors[kind].link ? { href, text: t.errors[kind].link } : undefined;
+  render(reply, 'error', { title, message, retry, link, detail: options.detail, status }, rendering).then(
     (html) => reply.send(html),
     (error: unknown) => {
       // The error page must not fail in turn: a plain page, and the cause in the log.

@@ -184,3 +184,42 @@ export async function markEmailVerified(
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/**
+ * The accounts a reset link may go to (CONTRACT.md §7 `/password/forgot`): by username
+ * (case-insensitive, as sign-in finds it) or by e-mail address (case-insensitive: the index on
+ * lower(email); several accounts may share one), and only those that are neither deleted nor
+ * disabled and have an address.
+ */
+export async function findPasswordResetRecipients(
+  db: Kysely<Database>,
+  login: { username: string } | { email: string },
+): Promise<User[]> {
+  const query =
+    'username' in login
+      ? byUsername(db, login.username)
+      : db.selectFrom('users').where((eb) => eb(eb.fn('lower', ['email']), '=', login.email.toLowerCase()));
+  const rows = await query
+    .select(USER_COLUMNS)
+    .where('email', 'is not', null)
+    .where('deleted_at', 'is', null)
+    .where('disabled_at', 'is', null)
+    .orderBy('id')
+    .limit(MAX_RESET_RECIPIENTS)
+    .execute();
+  return rows.map(toUser);
+}
+
+/** No address is shared by more accounts than this in practice; the bound keeps one request's work small. */
+const MAX_RESET_RECIPIENTS = 20;
+
+/** Locks one user until the transaction ends (a reset reads its state and changes it). */
+export async function lockUserById(trx: Transaction<Database>, userId: number): Promise<User | undefined> {
+  const row = await trx
+    .selectFrom('users')
+    .select(USER_COLUMNS)
+    .where('id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst();
+  return row && toUser(row);
+}

@@ -17,6 +17,8 @@ export const EXPIRING = [
   { table: 'mail_outbox', column: 'purge_after' },
   // Used or not, an expired verification link verifies nothing (CONTRACT.md §7).
   { table: 'email_verifications', column: 'expires_at' },
+  // An expired reset link resets nothing; older links of a user expire before its newest one.
+  { table: 'password_resets', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */

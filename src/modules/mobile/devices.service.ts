@@ -56,3 +56,14 @@ export async function signOutDevice(
     return true;
   });
 }
+
+/**
+ * Signs out every device of the mobile app of a user (a password reset, CONTRACT.md §7): each
+ * device's key and the tokens of its grant stop working. Run it in the transaction of the change
+ * it follows. Returns how many devices were signed in.
+ */
+export async function signOutDevicesOfUser(trx: Kysely<Database>, userId: number, at: Date): Promise<number> {
+  const devices = await listLiveDevices(trx, userId);
+  for (const device of devices) await signOut(trx, device, at);
+  return devices.length;
+}

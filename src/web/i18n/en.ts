@@ -1,5 +1,6 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
+import { enPasswordReset } from './en-password-reset.js';
 import type { LocaleDefinition } from './messages.js';
 
 export const en: LocaleDefinition = {
@@ -20,6 +21,10 @@ export const en: LocaleDefinition = {
       deleted: 'Account deleted',
       verify: 'Confirm your e-mail address',
       verified: 'E-mail address confirmed',
+      forgot: 'Forgot your password?',
+      'forgot-sent': 'Check your e-mail',
+      reset: 'Choose a new password',
+      'reset-done': 'Password changed',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -27,6 +32,7 @@ export const en: LocaleDefinition = {
       submit: 'Sign in',
       noAccount: 'No account yet?',
       createAccount: 'Create an account',
+      forgotPassword: 'Forgot your password?',
       errors: {
         missing_credentials: 'Enter your username and password.',
         wrong_credentials: 'Wrong username or password.',
@@ -126,6 +132,12 @@ export const en: LocaleDefinition = {
         title: 'This confirmation link does not work',
         message:
           'The link was already used, is more than 24 hours old, or is for an address the account no longer has. Sign in and ask for a new one.',
+      },
+      reset_link_invalid: {
+        title: 'This password reset link does not work',
+        message:
+          'The link was already used, is more than 30 minutes old, or a newer link was sent since (only the newest one works).',
+        link: 'Ask for a new link',
       },
       invalid_link: {
         title: 'This sign-in link is not valid',
@@ -240,5 +252,6 @@ export const en: LocaleDefinition = {
       verifiedText: 'Thank you: the address is now confirmed.',
       toAccount: 'Go to your account',
     },
+    passwordReset: enPasswordReset,
   },
 };

@@ -32,6 +32,8 @@ export type ErrorPageKind =
   | 'invalid_link'
   /** An e-mail verification link that is unknown, used, expired, or for an address changed since. */
   | 'verification_link_invalid'
+  /** A password reset link that is unknown, used, expired or superseded by a newer one. */
+  | 'reset_link_invalid'
   | 'bad_request'
   | 'forbidden'
   | 'not_found'
@@ -70,6 +72,10 @@ export interface Messages {
     deleted: string;
     verify: string;
     verified: string;
+    forgot: string;
+    'forgot-sent': string;
+    reset: string;
+    'reset-done': string;
   };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
@@ -77,6 +83,7 @@ export interface Messages {
     submit: string;
     noAccount: string;
     createAccount: string;
+    forgotPassword: string;
     errors: Record<SignInError, string>;
   };
   signup: {
@@ -130,7 +137,8 @@ export interface Messages {
     signOut: string;
     notices: Record<AccountNotice, string>;
   };
-  errors: Record<ErrorPageKind, { title: string; message: string }> & {
+  /** `link`: the text of the way out the page offers for its kind (pages.ts `ERROR_PAGE_LINKS`). */
+  errors: Record<ErrorPageKind, { title: string; message: string; link?: string }> & {
     retryIn: PluralForms;
     details: string;
     toAccount: string;
@@ -197,6 +205,29 @@ export interface Messages {
     verifiedHeading: string;
     verifiedText: string;
     toAccount: string;
+  };
+  /** `/password/forgot` and `/password/reset` (CONTRACT.md §7) and the pages that answer them. */
+  passwordReset: {
+    forgotHeading: string;
+    forgotIntro: string;
+    login: string;
+    loginMissing: string;
+    forgotSubmit: string;
+    backToSignIn: string;
+    sentHeading: string;
+    sentText: string;
+    sentNothing: string;
+    resetHeading: string;
+    /** Followed by the account's username. */
+    resetFor: string;
+    correctFields: string;
+    revokeApps: string;
+    revokeAppsHint: string;
+    signedOutEverywhere: string;
+    resetSubmit: string;
+    doneHeading: string;
+    doneText: string;
+    signIn: string;
   };
 }
 

@@ -1,5 +1,6 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
 import type { LocaleDefinition } from './messages.js';
+import { ruPasswordReset } from './ru-password-reset.js';
 
 export const ru: LocaleDefinition = {
   dateLocale: 'ru-RU',
@@ -19,6 +20,10 @@ export const ru: LocaleDefinition = {
       deleted: 'Аккаунт удалён',
       verify: 'Подтверждение адреса почты',
       verified: 'Адрес почты подтверждён',
+      forgot: 'Забыли пароль?',
+      'forgot-sent': 'Проверьте почту',
+      reset: 'Новый пароль',
+      'reset-done': 'Пароль изменён',
     },
     fields: {
       username: 'Имя пользователя',
@@ -31,6 +36,7 @@ export const ru: LocaleDefinition = {
       submit: 'Войти',
       noAccount: 'Ещё нет аккаунта?',
       createAccount: 'Создать аккаунт',
+      forgotPassword: 'Забыли пароль?',
       errors: {
         missing_credentials: 'Введите имя пользователя и пароль.',
         wrong_credentials: 'Неверное имя пользователя или пароль.',
@@ -140,6 +146,12 @@ export const ru: LocaleDefinition = {
         title: 'Ссылка для подтверждения не работает',
         message:
           'Ссылкой уже воспользовались, ей больше 24 часов или она для адреса, которого у аккаунта больше нет. Войдите и запросите новую.',
+      },
+      reset_link_invalid: {
+        title: 'Ссылка для сброса пароля не работает',
+        message:
+          'Ссылкой уже воспользовались, ей больше 30 минут или с тех пор была отправлена новая (работает только самая новая).',
+        link: 'Запросить новую ссылку',
       },
       invalid_link: {
         title: 'Ссылка для входа недействительна',
@@ -270,5 +282,6 @@ export const ru: LocaleDefinition = {
       verifiedText: 'Спасибо: адрес подтверждён.',
       toAccount: 'Перейти в аккаунт',
     },
+    passwordReset: ruPasswordReset,
   },
 };

@@ -1,0 +1,52 @@
+import type { MailLocale, MailMessage } from '../mail/mail.service.js';
+
+/** The texts of the reset message, by language (CONTRACT.md §7: the recipient's language). */
+const TEXTS: Record<
+  MailLocale,
+  { subject: string; greeting: (username: string) => string; body: string; button: string; ignore: string }
+> = {
+  en: {
+    subject: 'Reset your password',
+    greeting: (username) => `Hello, ${username}!`,
+    body: 'Someone asked to reset the password of your account. To choose a new password, open the link below. The link works once, for 30 minutes, and only the newest link sent to you works.',
+    button: 'Choose a new password',
+    ignore: 'If you did not ask for this, ignore this message: your password stays as it is.',
+  },
+  ru: {
+    subject: 'Сброс пароля',
+    greeting: (username) => `Здравствуйте, ${username}!`,
+    body: 'Кто-то попросил сбросить пароль вашего аккаунта. Чтобы выбрать новый пароль, откройте ссылку ниже. Ссылка действует один раз, 30 минут, и работает только самая новая из присланных вам ссылок.',
+    button: 'Выбрать новый пароль',
+    ignore: 'Если вы этого не просили, не обращайте внимания на это письмо: пароль останется прежним.',
+  },
+};
+
+function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** The message carrying a reset link: a plain-text and an HTML part with the same link. */
+export function resetMail(input: {
+  to: string;
+  username: string;
+  locale: MailLocale;
+  link: string;
+}): MailMessage {
+  const t = TEXTS[input.locale];
+  const link = escapeHtml(input.link);
+  return {
+    kind: 'password_reset',
+    to: input.to,
+    locale: input.locale,
+    subject: t.subject,
+    text: `${t.greeting(input.username)}\n\n${t.body}\n\n${input.link}\n\n${t.ignore}\n`,
+    html:
+      `<p>${escapeHtml(t.greeting(input.username))}</p>\n<p>${escapeHtml(t.body)}</p>\n` +
+      `<p><a href="${link}">${escapeHtml(t.button)}</a></p>\n<p>${link}</p>\n<p>${escapeHtml(t.ignore)}</p>\n`,
+  };
+}

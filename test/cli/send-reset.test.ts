@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../../src/lib/secrets.js';
+import {
+  cliDatabase,
+  failed,
+  type ProcessResult,
+  runIdp,
+  stopAllChildren,
+  succeeded,
+  withCliDatabase,
+} from '../helpers/cli.js';
+import { usingPostgres } from '../helpers/database.js';
+
+/*
+ * `idp users send-reset U` (CONTRACT.md §7), run as the real CLI: a reset link is queued in the
+ * outbox for the user's address, audited as the operator's, and never printed; an unknown, deleted
+ * or disabled user, or one without an address, is an exit 1 that says why.
+ */
+
+const TIMEOUT = 60_000;
+const PUBLIC_URL = 'https://id.example.test';
+
+let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
+
+beforeAll(async () => {
+  database = await cliDatabase('idp-send-reset-', { PUBLIC_URL });
+});
+
+afterAll(async () => {
+  await stopAllChildren();
+  await database?.drop();
+});
+
+const idp = (args: readonly string[]): Promise<ProcessResult> => runIdp(args, { env: database?.env ?? {} });
+
+async function createUser(username: string, email?: string) {
+  succeeded(
+    await idp([
+      'users',
+      'create',
+      '--username',
+      username,
+      '--password',
+      'long enough password',
+      ...(email ? ['--email', email] : []),
+      '--json',
+    ]),
+  );
+}
+
+/** The queued messages to `recipient`, with their bodies (read as the worker would). */
+function queuedTo(recipient: string) {
+  return withCliDatabase(database?.env ?? {}, (db) =>
+    db
+      .selectFrom('mail_outbox')
+      .select(['kind', 'locale', 'subject', 'text_body', 'html_body'])
+      .where('recipient', '=', recipient)
+      .orderBy('id')
+      .execute(),
+  );
+}
+
+describe(`idp users send-reset on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
+  it('queues a reset link to the address, audited, never printing the token', {
+    timeout: TIMEOUT,
+  }, async () => {
+    await createUser('Rosa', 'rosa@example.org');
+    const result = await idp(['users', 'send-reset', 'rosa', '--json']);
+    expect(succeeded(result)).toEqual({
+      username: 'Rosa',
+      email: 'rosa@example.org',
+      expires_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    expect(result.stdout).not.toContain('pr_');
+
+    const [mail, ...more] = await queuedTo('rosa@example.org');
+    expect(more).toEqual([]);
+    expect(mail).toMatchObject({ kind: 'password_reset', locale: 'en', subject: 'Reset your password' });
+    const token = /\/password\/reset\?token=(pr_[A-Za-z0-9_-]{43})&lang=en/.exec(mail?.text_body ?? '')?.[1];
+    expect(token).toBeDefined();
+    expect(mail?.html_body).toContain(`${PUBLIC_URL}/password/reset?token=${token}`);
+    // Stored as its hash only, valid 30 minutes.
+    const links = await withCliDatabase(database?.env ?? {}, (db) =>
+      db.selectFrom('password_resets').select(['token_hash', 'created_at', 'expires_at']).execute(),
+    );
+    expect(links).toHaveLength(1);
+    expect(links[0]?.token_hash).toBe(hashSecret(token ?? ''));
+    const link = links[0];
+    expect(new Date(link?.expires_at ?? 0).getTime() - new Date(link?.created_at ?? 0).getTime()).toBe(
+      30 * 60 * 1000,
+    );
+
+    const audit = succeeded(await idp(['audit', 'tail', '--json']));
+    expect(JSON.stringify(audit)).toContain('password_reset_sent');
+    expect(JSON.stringify(audit)).toContain('"actor":"operator"');
+    expect(JSON.stringify(audit)).not.toContain('pr_');
+  });
+
+  it('writes the message in the language of --lang', { timeout: TIMEOUT }, async () => {
+    await createUser('Olga', 'olga@example.org');
+    succeeded(await idp(['users', 'send-reset', 'olga', '--lang', 'ru', '--json']));
+    const [mail] = await queuedTo('olga@example.org');
+    expect(mail).toMatchObject({ locale: 'ru', subject: 'Сброс пароля' });
+    expect(mail?.text_body).toContain('&lang=ru');
+    failed(await idp(['users', 'send-reset', 'olga', '--lang', 'de']), /--lang must be one of en, ru/);
+  });
+
+  it('exits 1 for an unknown, deleted or disabled user, or one without an address', {
+    timeout: TIMEOUT,
+  }, async () => {
+    failed(await idp(['users', 'send-reset', 'nobody_here']), /no user named nobody_here/);
+    await createUser('Nomail');
+    failed(await idp(['users', 'send-reset', 'nomail']), /Nomail has no e-mail address/);
+    await createUser('Dina', 'dina@example.org');
+    succeeded(await idp(['users', 'disable', 'dina', '--json']));
+    failed(await idp(['users', 'send-reset', 'dina']), /Dina is disabled/);
+    await createUser('Gone', 'gone@example.org');
+    await withCliDatabase(database?.env ?? {}, (db) =>
+      db
+        .updateTable('users')
+        .set({ deleted_at: new Date(), disabled_at: new Date() })
+        .where('username', '=', 'Gone')
+        .execute(),
+    );
+    failed(await idp(['users', 'send-reset', 'gone']), /Gone was deleted/);
+    for (const address of ['dina@example.org', 'gone@example.org'])
+      expect(await queuedTo(address)).toEqual([]);
+  });
+});
