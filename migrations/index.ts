@@ -14,6 +14,7 @@ import * as m0012 from './0012_sign_in_attempt_sources.js';
 import * as m0013 from './0013_mail_outbox.js';
 import * as m0014 from './0014_user_deletion.js';
 import * as m0015 from './0015_email_verification.js';
+import * as m0017 from './0017_email_change.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0013_mail_outbox': m0013,
   '0014_user_deletion': m0014,
   '0015_email_verification': m0015,
+  '0017_email_change': m0017,
 };

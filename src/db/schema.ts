@@ -261,16 +261,16 @@ export interface MailOutboxTable {
   purge_after: Timestamp | null;
 }
 
-/** migrations/0015: e-mail verification links (CONTRACT.md §7); only the token's SHA-256 is kept. */
+/** migrations/0015, 0017: e-mail links (CONTRACT.md §7) that `verify` an address or `change` to it; only the token's SHA-256 is kept. */
 export interface EmailVerificationsTable {
   id: Generated<number>;
   token_hash: string;
   user_id: number;
-  /** The address the link was sent to, and verifies. */
-  email: string;
+  email: string; // the address the link was sent to, and verifies
   created_at: Timestamp;
   expires_at: Timestamp;
   used_at: Timestamp | null;
+  purpose: Generated<'verify' | 'change'>;
 }
 
 export interface Database {

@@ -98,6 +98,17 @@ export async function lockUserByUsername(
   return row && toUser(row);
 }
 
+/** The user by id, locked until the transaction ends (a read-modify-write of the e-mail address). */
+export async function lockUserById(trx: Transaction<Database>, userId: number): Promise<User | undefined> {
+  const row = await trx
+    .selectFrom('users')
+    .select(USER_COLUMNS)
+    .where('id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst();
+  return row && toUser(row);
+}
+
 /** Writes the given fields of one user and returns the user as it is now. */
 export async function updateUser(db: Kysely<Database>, userId: number, changes: UserChanges): Promise<User> {
   const set: Updateable<UsersTable> = {};

@@ -34,7 +34,10 @@ export type AuditAction =
   | 'password_change_failed'
   | 'account_exported'
   | 'account_deleted'
-  | 'email_verified';
+  | 'email_verified'
+  | 'email_change_requested'
+  | 'email_change_failed'
+  | 'email_changed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;
