@@ -34,7 +34,8 @@ export type PageTemplate =
   | 'delete'
   | 'deleted'
   | 'verify'
-  | 'verified';
+  | 'verified'
+  | 'email';
 
 /** Pages in English only, whatever the reader's language (the API reference is technical). */
 const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);

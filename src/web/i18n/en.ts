@@ -1,5 +1,6 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
+import { emailPageEn } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 
 export const en: LocaleDefinition = {
@@ -20,6 +21,7 @@ export const en: LocaleDefinition = {
       deleted: 'Account deleted',
       verify: 'Confirm your e-mail address',
       verified: 'E-mail address confirmed',
+      email: 'Your e-mail address',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -107,6 +109,9 @@ export const en: LocaleDefinition = {
         profile_updated: 'Your profile is saved.',
         password_changed:
           'Your password is changed. Other browsers signed in to your account were signed out.',
+        email_change_sent:
+          'A link was sent to the new address. Your address changes once you open it; until then it stays as it is.',
+        verification_sent: 'A new confirmation link was sent to your address.',
       },
     },
     errors: {
@@ -238,7 +243,9 @@ export const en: LocaleDefinition = {
       submit: 'Confirm the address',
       verifiedHeading: 'Your e-mail address is confirmed',
       verifiedText: 'Thank you: the address is now confirmed.',
+      verifiedAddress: (email) => `Thank you: ${email} is now your confirmed address.`,
       toAccount: 'Go to your account',
     },
+    emailPage: emailPageEn,
   },
 };

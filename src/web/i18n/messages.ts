@@ -1,4 +1,5 @@
 import type { SignUpProblem } from '../../modules/accounts/accounts.service.js';
+import type { EmailChangeProblem } from '../../modules/accounts/email-change.service.js';
 import type { PasswordChangeProblem } from '../../modules/accounts/password.service.js';
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
@@ -17,6 +18,8 @@ export const ACCOUNT_NOTICES = [
   'unknown_device',
   'profile_updated',
   'password_changed',
+  'email_change_sent',
+  'verification_sent',
 ] as const;
 export type AccountNotice = (typeof ACCOUNT_NOTICES)[number];
 
@@ -70,6 +73,7 @@ export interface Messages {
     deleted: string;
     verify: string;
     verified: string;
+    email: string;
   };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
@@ -196,8 +200,34 @@ export interface Messages {
     submit: string;
     verifiedHeading: string;
     verifiedText: string;
+    /** The same, naming the address now confirmed. */
+    verifiedAddress: (email: string) => string;
     toAccount: string;
   };
+  /** `/account/email` (CONTRACT.md §7): the address, its state, a pending change, and the forms. */
+  emailPage: EmailPageTexts;
+}
+
+/** The texts of `/account/email` (kept in email-page.ts, one object per language). */
+export interface EmailPageTexts {
+  heading: string;
+  currentAddress: string;
+  noAddress: string;
+  confirmed: string;
+  notConfirmed: string;
+  resendText: string;
+  resendSubmit: string;
+  /** A change waiting for its link to be used. */
+  pending: (email: string) => string;
+  changeHeading: string;
+  newEmail: string;
+  newEmailHint: string;
+  currentPassword: string;
+  currentPasswordHint: string;
+  submit: string;
+  correctFields: string;
+  backToAccount: string;
+  problems: Record<EmailChangeProblem, string>;
 }
 
 /** A language of the pages: its texts, and the Intl locale of its dates ("20 May 2026"). */

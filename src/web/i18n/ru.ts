@@ -1,4 +1,5 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
+import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 
 export const ru: LocaleDefinition = {
@@ -19,6 +20,7 @@ export const ru: LocaleDefinition = {
       deleted: 'Аккаунт удалён',
       verify: 'Подтверждение адреса почты',
       verified: 'Адрес почты подтверждён',
+      email: 'Адрес электронной почты',
     },
     fields: {
       username: 'Имя пользователя',
@@ -121,6 +123,9 @@ export const ru: LocaleDefinition = {
         unknown_device: 'На этом устройстве не был выполнен вход.',
         profile_updated: 'Профиль сохранён.',
         password_changed: 'Пароль изменён. В других браузерах выполнен выход из вашего аккаунта.',
+        email_change_sent:
+          'Ссылка отправлена на новый адрес. Адрес изменится, когда вы её откроете; до тех пор он остаётся прежним.',
+        verification_sent: 'На ваш адрес отправлена новая ссылка для подтверждения.',
       },
     },
     errors: {
@@ -268,7 +273,9 @@ export const ru: LocaleDefinition = {
       submit: 'Подтвердить адрес',
       verifiedHeading: 'Адрес электронной почты подтверждён',
       verifiedText: 'Спасибо: адрес подтверждён.',
+      verifiedAddress: (email) => `Спасибо: теперь ваш подтверждённый адрес — ${email}.`,
       toAccount: 'Перейти в аккаунт',
     },
+    emailPage: emailPageRu,
   },
 };
