@@ -15,6 +15,7 @@ import * as m0013 from './0013_mail_outbox.js';
 import * as m0014 from './0014_user_deletion.js';
 import * as m0015 from './0015_email_verification.js';
 import * as m0016 from './0016_password_resets.js';
+import * as m0017 from './0017_email_change.js';
 import * as m0018 from './0018_mail_limits.js';
 
 /**
@@ -39,5 +40,6 @@ export const migrations: Record<string, Migration> = {
   '0014_user_deletion': m0014,
   '0015_email_verification': m0015,
   '0016_password_resets': m0016,
+  '0017_email_change': m0017,
   '0018_mail_limits': m0018,
 };

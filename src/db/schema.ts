@@ -1,8 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
-
-/** A timestamp column: written as a Date, read as a Date on both drivers. */
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-type DefaultedTimestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+import type { DefaultedTimestamp, Timestamp } from './column-types.js';
+import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -241,40 +239,6 @@ export interface AuditEventsTable {
   details: ColumnType<Record<string, unknown>, string, string>;
 }
 
-/** migrations/0013: e-mail waiting to be sent, sent, or given up on (CONTRACT.md §7). */
-export interface MailOutboxTable {
-  id: Generated<number>;
-  kind: string;
-  recipient: string;
-  locale: string;
-  subject: string;
-  text_body: string;
-  html_body: string;
-  created_at: Timestamp;
-  attempts: Generated<number>;
-  next_attempt_at: Timestamp;
-  claim_id: string | null;
-  claimed_until: Timestamp | null;
-  sent_at: Timestamp | null;
-  failed_at: Timestamp | null;
-  last_error: string | null;
-  purge_after: Timestamp | null;
-  /** migrations/0018: the account the message is about, for the per-account limit. */
-  user_id: number | null;
-}
-
-/** migrations/0015: e-mail verification links (CONTRACT.md §7); only the token's SHA-256 is kept. */
-export interface EmailVerificationsTable {
-  id: Generated<number>;
-  token_hash: string;
-  user_id: number;
-  /** The address the link was sent to, and verifies. */
-  email: string;
-  created_at: Timestamp;
-  expires_at: Timestamp;
-  used_at: Timestamp | null;
-}
-
 export interface Database {
   users: UsersTable;
   clients: ClientsTable;
@@ -298,5 +262,5 @@ export interface Database {
   audit_events: AuditEventsTable;
   mail_outbox: MailOutboxTable;
   email_verifications: EmailVerificationsTable;
-  password_resets: EmailVerificationsTable; // migrations/0016: reset links, the same columns
+  password_resets: PasswordResetsTable;
 }

@@ -8,6 +8,7 @@ import { listSignedInDevices, signOutDevice } from '../modules/mobile/devices.se
 import { listAuthorizedApps } from '../modules/oauth/consents.repository.js';
 import { revokeAppAccess } from '../modules/oauth/consents.service.js';
 import { accountDataRoutes } from './account-data.routes.js';
+import { accountEmailRoutes } from './account-email.routes.js';
 import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';
 import { emailVerifyRoutes } from './email-verify.routes.js';
@@ -51,6 +52,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   await app.register(accountDataRoutes, deps);
   await app.register(emailVerifyRoutes, deps);
   await app.register(passwordResetRoutes, deps);
+  await app.register(accountEmailRoutes, deps);
 
   routes.get(
     '/account',

@@ -6,7 +6,7 @@ import { PREFIX } from '../lib/secrets.js';
 import { EMAIL_VERIFY_PATH, verifyEmail } from '../modules/accounts/email-verification.service.js';
 import { issueCsrfToken } from './csrf.js';
 import { formBody, text } from './page-forms.js';
-import { PageError, renderPage } from './pages.js';
+import { PageError, pageLocale, renderPage } from './pages.js';
 
 const verifyQuery = z.object({ token: text });
 const verifyBody = formBody({ csrf_token: text, token: text });
@@ -49,7 +49,7 @@ export const emailVerifyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
       config: {
         auth: 'browser',
         description:
-          'Confirm an e-mail address with its link’s token (form POST, CSRF token; 24 h, single use)',
+          'Use an e-mail link’s token (form POST, CSRF token; 24 h, single use): verifies the address, or makes a new one the account’s',
         csrf: true,
         rateLimit: 'signin',
         switchBase: () => '/account',
@@ -58,9 +58,10 @@ export const emailVerifyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
     },
     async (request, reply) => {
       const token = tokenOf(request.body.token);
-      if (!(await verifyEmail(db, ctx, { token, ip: request.ip })))
-        throw new PageError(400, 'verification_link_invalid');
-      return renderPage(reply, 'verified', {});
+      // A change link tells the old address in the language of this page (the link's `lang`).
+      const verified = await verifyEmail(db, ctx, { token, ip: request.ip, locale: pageLocale(request) });
+      if (!verified) throw new PageError(400, 'verification_link_invalid');
+      return renderPage(reply, 'verified', { email: verified.email });
     },
   );
 };

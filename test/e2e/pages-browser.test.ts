@@ -58,6 +58,7 @@ const PHOTOGRAPHED = new Set([
   'account',
   'profile',
   'password',
+  'email',
   'export',
   'delete',
   'error',
@@ -196,6 +197,7 @@ async function visitAll(locale: Locale): Promise<PageLog> {
     ['account', () => page.goto(`${base}/account`)],
     ['profile', () => page.goto(`${base}/account/profile`)],
     ['password', () => page.goto(`${base}/account/password`)],
+    ['email', () => page.goto(`${base}/account/email`)],
     ['export', () => page.goto(`${base}/account/export`)],
     ['delete', () => page.goto(`${base}/account/delete`)],
   ];

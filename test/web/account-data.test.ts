@@ -507,7 +507,7 @@ describe('/account/delete', () => {
     expect((await signedIn(bob)).cookies.has('idp_session')).toBe(true);
   });
 
-  it('takes the account’s e-mail links and queued messages with it (they carry the address)', async () => {
+  it('takes the account’s e-mail and reset links and its messages with it (they carry the address)', async () => {
     const { db } = depsOf(t);
     const browser = new Browser(t.app);
     const password = 'a password of her own';
@@ -521,13 +521,17 @@ describe('/account/delete', () => {
     const rowsOf = async (userId: number) => ({
       links: await db.selectFrom('email_verifications').where('user_id', '=', userId).select('id').execute(),
       mail: await db.selectFrom('mail_outbox').where('user_id', '=', userId).select('id').execute(),
+      resets: await db.selectFrom('password_resets').where('user_id', '=', userId).select('id').execute(),
     });
+    await new Browser(t.app).submit('/password/forgot', '/password/forgot', { login: 'leaving_soon' });
+    await t.app.afterResponse.idle();
     const before = await rowsOf(user?.id as number);
     expect(before.links).toHaveLength(1);
-    expect(before.mail).toHaveLength(1);
+    expect(before.resets).toHaveLength(1);
+    expect(before.mail).toHaveLength(2);
     const res = await browser.submit('/account/delete', '/account/delete', { password });
     expect(res.headers.location).toBe('/account/deleted');
-    expect(await rowsOf(user?.id as number)).toEqual({ links: [], mail: [] });
+    expect(await rowsOf(user?.id as number)).toEqual({ links: [], mail: [], resets: [] });
   });
 
   it('cannot be undone by an operator: `idp users enable` refuses a deleted account', async () => {

@@ -9,6 +9,7 @@ import { deletePeriodsOfUser } from '../premium/premium.repository.js';
 import { clearSignInAttempts, findUserById, lockUserByUsername, updateUser } from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
 import { deleteEmailVerificationsOfUser } from './email-verification.repository.js';
+import { deletePasswordResetsOfUser } from './password-resets.repository.js';
 import { deleteBrowserSessionsOfUser } from './sessions.repository.js';
 
 /**
@@ -56,6 +57,7 @@ export async function deleteAccount(
     await clearSignInAttempts(trx, user.id);
     // Links and messages carry the address and the name: they go with the profile.
     await deleteEmailVerificationsOfUser(trx, user.id);
+    await deletePasswordResetsOfUser(trx, user.id);
     const messagesDeleted = await deleteMailOfUser(trx, user.id);
     await updateUser(trx, user.id, {
       displayName: null,

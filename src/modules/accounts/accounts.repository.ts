@@ -98,6 +98,17 @@ export async function lockUserByUsername(
   return row && toUser(row);
 }
 
+/** The user by id, locked until the transaction ends (a read-modify-write: a reset, an e-mail change). */
+export async function lockUserById(trx: Transaction<Database>, userId: number): Promise<User | undefined> {
+  const row = await trx
+    .selectFrom('users')
+    .select(USER_COLUMNS)
+    .where('id', '=', userId)
+    .forUpdate()
+    .executeTakeFirst();
+  return row && toUser(row);
+}
+
 /** Writes the given fields of one user and returns the user as it is now. */
 export async function updateUser(db: Kysely<Database>, userId: number, changes: UserChanges): Promise<User> {
   const set: Updateable<UsersTable> = {};
@@ -212,14 +223,3 @@ export async function findPasswordResetRecipients(
 
 /** No address is shared by more accounts than this in practice; the bound keeps one request's work small. */
 const MAX_RESET_RECIPIENTS = 20;
-
-/** Locks one user until the transaction ends (a reset reads its state and changes it). */
-export async function lockUserById(trx: Transaction<Database>, userId: number): Promise<User | undefined> {
-  const row = await trx
-    .selectFrom('users')
-    .select(USER_COLUMNS)
-    .where('id', '=', userId)
-    .forUpdate()
-    .executeTakeFirst();
-  return row && toUser(row);
-}

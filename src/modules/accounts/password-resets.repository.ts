@@ -78,3 +78,9 @@ export async function consumePasswordReset(
     .executeTakeFirst();
   return row && { userId: Number(row.user_id), email: row.email };
 }
+
+/** Deletes every reset link of an account (its deletion: the address goes with it). */
+export async function deletePasswordResetsOfUser(db: Kysely<Database>, userId: number): Promise<number> {
+  const result = await db.deleteFrom('password_resets').where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -21,7 +21,8 @@ const TEXTS: Record<
   },
 };
 
-function escapeHtml(text: string): string {
+/** Text as HTML character data or a quoted attribute value. */
+export function escapeHtml(text: string): string {
   return text
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')

@@ -36,7 +36,10 @@ export type AuditAction =
   | 'account_deleted'
   | 'email_verified'
   | 'password_reset_sent'
-  | 'password_reset';
+  | 'password_reset'
+  | 'email_change_requested'
+  | 'email_change_failed'
+  | 'email_changed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

@@ -31,6 +31,14 @@ const MAX_BODY_LENGTH = 100_000;
 export const MAIL_LIMIT_PER_HOUR = 5;
 const HOUR_MS = 3600 * 1000;
 
+/**
+ * Thrown inside a transaction whose message hit the account's limit, so that what the message
+ * would have carried (a link that ends the older ones) rolls back with it.
+ */
+export class MailLimitReached extends Error {
+  override name = 'MailLimitReached';
+}
+
 /** What became of a message handed to enqueueMail. */
 export type Enqueued = { queued: true; id: number } | { queued: false; reason: 'limit' };
 

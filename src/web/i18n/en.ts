@@ -1,5 +1,6 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
+import { emailPageEn } from './email-page.js';
 import { enPasswordReset } from './en-password-reset.js';
 import type { LocaleDefinition } from './messages.js';
 
@@ -25,6 +26,7 @@ export const en: LocaleDefinition = {
       'forgot-sent': 'Check your e-mail',
       reset: 'Choose a new password',
       'reset-done': 'Password changed',
+      email: 'Your e-mail address',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -113,6 +115,9 @@ export const en: LocaleDefinition = {
         profile_updated: 'Your profile is saved.',
         password_changed:
           'Your password is changed. Other browsers signed in to your account were signed out.',
+        email_change_sent:
+          'A link was sent to the new address. Your address changes once you open it; until then it stays as it is.',
+        verification_sent: 'A new confirmation link was sent to your address.',
       },
     },
     errors: {
@@ -132,6 +137,10 @@ export const en: LocaleDefinition = {
         title: 'This confirmation link does not work',
         message:
           'The link was already used, is more than 24 hours old, or is for an address the account no longer has. Sign in and ask for a new one.',
+      },
+      mail_limit: {
+        title: 'Too many e-mails for now',
+        message: 'This account was sent 5 messages of this kind in the last hour. Try again in an hour.',
       },
       reset_link_invalid: {
         title: 'This password reset link does not work',
@@ -250,8 +259,10 @@ export const en: LocaleDefinition = {
       submit: 'Confirm the address',
       verifiedHeading: 'Your e-mail address is confirmed',
       verifiedText: 'Thank you: the address is now confirmed.',
+      verifiedAddress: (email) => `Thank you: ${email} is now your confirmed address.`,
       toAccount: 'Go to your account',
     },
     passwordReset: enPasswordReset,
+    emailPage: emailPageEn,
   },
 };

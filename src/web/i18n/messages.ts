@@ -1,4 +1,5 @@
 import type { SignUpProblem } from '../../modules/accounts/accounts.service.js';
+import type { EmailChangeProblem } from '../../modules/accounts/email-change.service.js';
 import type { PasswordChangeProblem } from '../../modules/accounts/password.service.js';
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
@@ -17,6 +18,8 @@ export const ACCOUNT_NOTICES = [
   'unknown_device',
   'profile_updated',
   'password_changed',
+  'email_change_sent',
+  'verification_sent',
 ] as const;
 export type AccountNotice = (typeof ACCOUNT_NOTICES)[number];
 
@@ -34,6 +37,8 @@ export type ErrorPageKind =
   | 'verification_link_invalid'
   /** A password reset link that is unknown, used, expired or superseded by a newer one. */
   | 'reset_link_invalid'
+  /** The account's hourly limit of messages of one kind (CONTRACT.md §7 "Limits") is reached. */
+  | 'mail_limit'
   | 'bad_request'
   | 'forbidden'
   | 'not_found'
@@ -76,6 +81,7 @@ export interface Messages {
     'forgot-sent': string;
     reset: string;
     'reset-done': string;
+    email: string;
   };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
@@ -204,6 +210,8 @@ export interface Messages {
     submit: string;
     verifiedHeading: string;
     verifiedText: string;
+    /** The same, naming the address now confirmed. */
+    verifiedAddress: (email: string) => string;
     toAccount: string;
   };
   /** `/password/forgot` and `/password/reset` (CONTRACT.md §7) and the pages that answer them. */
@@ -229,6 +237,30 @@ export interface Messages {
     doneText: string;
     signIn: string;
   };
+  /** `/account/email` (CONTRACT.md §7): the address, its state, a pending change, and the forms. */
+  emailPage: EmailPageTexts;
+}
+
+/** The texts of `/account/email` (kept in email-page.ts, one object per language). */
+export interface EmailPageTexts {
+  heading: string;
+  currentAddress: string;
+  noAddress: string;
+  confirmed: string;
+  notConfirmed: string;
+  resendText: string;
+  resendSubmit: string;
+  /** A change waiting for its link to be used. */
+  pending: (email: string) => string;
+  changeHeading: string;
+  newEmail: string;
+  newEmailHint: string;
+  currentPassword: string;
+  currentPasswordHint: string;
+  submit: string;
+  correctFields: string;
+  backToAccount: string;
+  problems: Record<EmailChangeProblem, string>;
 }
 
 /** A language of the pages: its texts, and the Intl locale of its dates ("20 May 2026"). */

@@ -1,4 +1,5 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
+import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruPasswordReset } from './ru-password-reset.js';
 
@@ -24,6 +25,7 @@ export const ru: LocaleDefinition = {
       'forgot-sent': 'Проверьте почту',
       reset: 'Новый пароль',
       'reset-done': 'Пароль изменён',
+      email: 'Адрес электронной почты',
     },
     fields: {
       username: 'Имя пользователя',
@@ -127,6 +129,9 @@ export const ru: LocaleDefinition = {
         unknown_device: 'На этом устройстве не был выполнен вход.',
         profile_updated: 'Профиль сохранён.',
         password_changed: 'Пароль изменён. В других браузерах выполнен выход из вашего аккаунта.',
+        email_change_sent:
+          'Ссылка отправлена на новый адрес. Адрес изменится, когда вы её откроете; до тех пор он остаётся прежним.',
+        verification_sent: 'На ваш адрес отправлена новая ссылка для подтверждения.',
       },
     },
     errors: {
@@ -146,6 +151,10 @@ export const ru: LocaleDefinition = {
         title: 'Ссылка для подтверждения не работает',
         message:
           'Ссылкой уже воспользовались, ей больше 24 часов или она для адреса, которого у аккаунта больше нет. Войдите и запросите новую.',
+      },
+      mail_limit: {
+        title: 'Слишком много писем',
+        message: 'За последний час этому аккаунту уже отправлено 5 таких писем. Попробуйте через час.',
       },
       reset_link_invalid: {
         title: 'Ссылка для сброса пароля не работает',
@@ -280,8 +289,10 @@ export const ru: LocaleDefinition = {
       submit: 'Подтвердить адрес',
       verifiedHeading: 'Адрес электронной почты подтверждён',
       verifiedText: 'Спасибо: адрес подтверждён.',
+      verifiedAddress: (email) => `Спасибо: теперь ваш подтверждённый адрес — ${email}.`,
       toAccount: 'Перейти в аккаунт',
     },
     passwordReset: ruPasswordReset,
+    emailPage: emailPageRu,
   },
 };
