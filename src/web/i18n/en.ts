@@ -6,7 +6,12 @@ export const en: LocaleDefinition = {
   dateLocale: 'en-GB',
   messages: {
     languageName: 'English',
-    layout: { skipToContent: 'Skip to content', language: 'Language' },
+    layout: {
+      skipToContent: 'Skip to content',
+      language: 'Language',
+      showPassword: 'Show',
+      hidePassword: 'Hide',
+    },
     titles: {
       signin: 'Sign in',
       signup: 'Create an account',

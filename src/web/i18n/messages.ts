@@ -56,6 +56,9 @@ export interface Messages {
     skipToContent: string;
     /** The accessible name of the language switch. */
     language: string;
+    /** The toggle after each password field (public/show-password.js): reveal, and hide again. */
+    showPassword: string;
+    hidePassword: string;
   };
   titles: {
     signin: string;

@@ -5,7 +5,12 @@ export const ru: LocaleDefinition = {
   dateLocale: 'ru-RU',
   messages: {
     languageName: 'Русский',
-    layout: { skipToContent: 'Перейти к содержимому', language: 'Язык' },
+    layout: {
+      skipToContent: 'Перейти к содержимому',
+      language: 'Язык',
+      showPassword: 'Показать',
+      hidePassword: 'Скрыть',
+    },
     titles: {
       signin: 'Вход',
       signup: 'Создание аккаунта',
