@@ -34,6 +34,23 @@ function linkableSiteUrl(siteUrl: string): string | null {
   }
 }
 
+/**
+ * The account page's avatar: a stored path is this service's own file, shown as it is; an absolute
+ * URL is shown from its host, whose origin the page's CSP then admits (img-src) for this page only.
+ */
+function avatarOf(stored: string | null): { src: string; origin: string | null } | null {
+  if (!stored) return null;
+  if (stored.startsWith('/')) return { src: stored, origin: null };
+  try {
+    const url = new URL(stored);
+    return url.protocol === 'https:' || url.protocol === 'http:'
+      ? { src: url.href, origin: url.origin }
+      : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The pages of a browser: sign-in (sign-in.routes.ts), the account page and its forms, their assets. */
 export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
@@ -59,7 +76,8 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     {
       config: {
         auth: 'browser',
-        description: 'Account page: the signed-in user, the apps they allowed and their signed-in devices',
+        description:
+          'Account page: profile, e-mail, password, the apps the user allowed, their signed-in devices, their data',
         session: 'required',
       },
       schema: { querystring: accountQuery },
@@ -70,31 +88,39 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const apps = await listAuthorizedApps(db, user.id);
       const devices = await listSignedInDevices(db, user.id);
       const notice = request.query.notice;
-      return renderPage(reply, 'account', {
-        csrfToken: issueCsrfToken(request, reply, ctx),
-        // Notices are known keys only: the query never puts text of its own on the page.
-        notice: isAccountNotice(notice) ? notice : undefined,
-        user: {
-          username: user.username,
-          displayName: user.displayName,
-          email: user.email,
-          emailVerified: user.emailVerified,
+      const avatar = avatarOf(user.avatarUrl);
+      const imageOrigins = avatar?.origin ? [avatar.origin] : [];
+      return renderPage(
+        reply,
+        'account',
+        {
+          csrfToken: issueCsrfToken(request, reply, ctx),
+          // Notices are known keys only: the query never puts text of its own on the page.
+          notice: isAccountNotice(notice) ? notice : undefined,
+          user: {
+            username: user.username,
+            displayName: user.displayName,
+            avatarSrc: avatar?.src ?? null,
+            email: user.email,
+            emailVerified: user.emailVerified,
+          },
+          apps: apps.map((authorized) => ({
+            clientId: authorized.clientId,
+            name: authorized.name,
+            siteUrl: authorized.siteUrl,
+            siteHref: linkableSiteUrl(authorized.siteUrl),
+            scopes: authorized.scopes,
+            grantedAt: authorized.grantedAt.toISOString(),
+          })),
+          devices: devices.map((device) => ({
+            id: device.id,
+            label: device.label,
+            signedInAt: device.signedInAt.toISOString(),
+            lastUsedAt: device.lastUsedAt.toISOString(),
+          })),
         },
-        apps: apps.map((authorized) => ({
-          clientId: authorized.clientId,
-          name: authorized.name,
-          siteUrl: authorized.siteUrl,
-          siteHref: linkableSiteUrl(authorized.siteUrl),
-          scopes: authorized.scopes,
-          grantedAt: authorized.grantedAt.toISOString(),
-        })),
-        devices: devices.map((device) => ({
-          id: device.id,
-          label: device.label,
-          signedInAt: device.signedInAt.toISOString(),
-          lastUsedAt: device.lastUsedAt.toISOString(),
-        })),
-      });
+        { imageOrigins },
+      );
     },
   );
 

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_NAME } from '../config.js';
 import { ApiError } from '../lib/errors.js';
-import { stylesheet } from './assets/stylesheet.js';
+import { pageScript, stylesheet } from './assets/stylesheet.js';
 import {
   type ErrorPageKind,
   formatDate,
@@ -15,6 +15,7 @@ import {
   type PluralForms,
   plural,
 } from './i18n/index.js';
+import { setPageHeaders } from './page-headers.js';
 
 /**
  * Server-rendered pages (views/*.ejs), wrapped in views/layout.ejs. Templates escape every value
@@ -87,28 +88,6 @@ function switchBase(request: FastifyRequest, base: string | undefined): string {
   return '/account';
 }
 
-/**
- * Headers of every page: never cached (they carry CSRF tokens and personal data), never framed
- * (clickjacking of the sign-in and consent buttons), no script at all, styles only from here, and
- * the page's language (which depends on Accept-Language and the `lang` cookie).
- * No CSP `form-action`: browsers apply it to the redirect that follows the consent form, which
- * goes to the client's redirect_uri.
- */
-function setPageHeaders(reply: FastifyReply, locale: Locale): void {
-  reply
-    .header('cache-control', 'no-store')
-    .header(
-      'content-security-policy',
-      "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'",
-    )
-    .header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .header('content-language', locale)
-    .header('vary', 'Accept-Language, Cookie')
-    .type('text/html; charset=utf-8');
-}
-
 /** Options of a page beyond its template's data. */
 export interface PageOptions {
   /**
@@ -116,6 +95,8 @@ export interface PageOptions {
    * page's own URL for a GET, and for a POST the form it came from (or the account page).
    */
   switchBase?: string;
+  /** Origins the page shows images from besides its own (the CSP's img-src): a user's avatar host. */
+  imageOrigins?: readonly string[];
 }
 
 interface Rendering {
@@ -167,6 +148,7 @@ async function render(
     template,
     serviceName: SERVICE_NAME,
     stylesheetHref: stylesheet().href,
+    scriptHref: pageScript().href,
     switchLinks: rendering.switchLinks,
     body,
   });
@@ -184,7 +166,7 @@ export function renderPage(
   options: PageOptions = {},
 ): FastifyReply {
   const rendering = prepare(reply, template, options);
-  setPageHeaders(reply, rendering.locale);
+  setPageHeaders(reply, rendering.locale, options.imageOrigins);
   render(reply, template, data, rendering).then(
     (html) => reply.send(html),
     (error: unknown) => reply.send(error),

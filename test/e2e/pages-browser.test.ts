@@ -6,7 +6,7 @@ import type { AxeResults, Result as AxeViolation } from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/lib/paths.js';
-import { createUser } from '../../src/modules/accounts/accounts.service.js';
+import { createUser, updateUserProfile } from '../../src/modules/accounts/accounts.service.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import type { Locale } from '../../src/web/i18n/index.js';
@@ -19,8 +19,10 @@ import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js'
  * accessibility problem (in the light and the dark color scheme), and the page is photographed
  * into docs/screenshots/ (light scheme).
  *
- * The pages keep their real CSP (no script at all): axe is evaluated through the DevTools
- * protocol (`page.evaluate`), which the page's CSP does not govern, so no CSP is bypassed.
+ * The pages keep their real CSP (`script-src 'self'`: the service's own show-password script, nothing
+ * inline): axe is evaluated through the DevTools protocol (`page.evaluate`), which the page's CSP
+ * does not govern, so no CSP is bypassed. The show-password toggle is tried with the script, and
+ * the sign-in without any script at all.
  *
  * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
  */
@@ -139,7 +141,7 @@ async function signIn(page: Page): Promise<void> {
   await page.locator('#password').fill(user.password);
   await Promise.all([
     page.waitForURL(`${base}/account`),
-    page.locator('form[action="/signin"] button').click(),
+    page.locator('form[action="/signin"] button[type="submit"]').click(),
   ]);
 }
 
@@ -170,7 +172,10 @@ async function visitAll(locale: Locale): Promise<PageLog> {
         await page.goto(`${base}/signin`);
         await page.locator('#username').fill(user.username);
         await page.locator('#password').fill('not the password');
-        await Promise.all([page.waitForEvent('load'), page.locator('form[action="/signin"] button').click()]);
+        await Promise.all([
+          page.waitForEvent('load'),
+          page.locator('form[action="/signin"] button[type="submit"]').click(),
+        ]);
         expect(await page.locator('[role="alert"]').count()).toBe(1);
         // The error is tied to the fields it is about.
         expect(await page.locator('#username').getAttribute('aria-describedby')).toBe('signin-error');
@@ -184,7 +189,10 @@ async function visitAll(locale: Locale): Promise<PageLog> {
         await page.locator('#username').fill('12345');
         await page.locator('#email').fill('bob@example.com');
         await page.locator('#password').fill('a long enough password');
-        await Promise.all([page.waitForEvent('load'), page.locator('form[action="/signup"] button').click()]);
+        await Promise.all([
+          page.waitForEvent('load'),
+          page.locator('form[action="/signup"] button[type="submit"]').click(),
+        ]);
         expect(await page.locator('#username').getAttribute('aria-describedby')).toBe(
           'username-hint username-error',
         );
@@ -249,6 +257,12 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
       },
     );
     clientId = client.client_id;
+    // The account page shows the avatar: one of this service's own files, as the CSP allows.
+    await updateUserProfile(
+      db,
+      { config: t.config, clock: t.clock },
+      { username: user.username, avatarUrl: '/static/default-avatar.png' },
+    );
     // The account page lists what alice allowed, and where the mobile app is signed in.
     const forum = await createClient(
       db,
@@ -319,7 +333,7 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     const page = await context.newPage();
     await page.goto(`${base}/signin`);
     const order: string[] = [];
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < 8; i++) {
       await page.keyboard.press('Tab');
       const focused = await page.evaluate(() => {
         const element = document.activeElement as HTMLElement;
@@ -339,6 +353,8 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
       'ru',
       'username',
       'password',
+      // The show-password toggle, right after its field.
+      'Show',
       'Sign in',
       'Create an account',
     ]);
@@ -365,5 +381,98 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     expect(await page.locator('h1').textContent()).toBe('Создание аккаунта');
     const cookie = (await context.cookies()).find((each) => each.name === 'lang');
     expect(cookie).toMatchObject({ value: 'ru', path: '/', sameSite: 'Lax' });
+  });
+
+  it('reveals a password with the toggle, hides it again, and the form still signs in', async () => {
+    const context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.phone });
+    contexts.push(context);
+    const page = await context.newPage();
+    const log = recordPage(page);
+    await page.goto(`${base}/signin`);
+    const password = page.locator('#password');
+    const toggle = page.locator('#password + button.password-toggle');
+    expect(await toggle.getAttribute('type')).toBe('button');
+    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+    expect(await toggle.textContent()).toBe('Show');
+
+    await page.locator('#username').fill(user.username);
+    await password.fill(user.password);
+    await toggle.click();
+    expect(await password.getAttribute('type')).toBe('text');
+    expect(await password.inputValue()).toBe(user.password);
+    expect(await toggle.getAttribute('aria-pressed')).toBe('true');
+    expect(await toggle.textContent()).toBe('Hide');
+    // The toggle does not submit the form.
+    expect(new URL(page.url()).pathname).toBe('/signin');
+    await toggle.click();
+    expect(await password.getAttribute('type')).toBe('password');
+    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+
+    // Revealed at the moment of submission: the form sends the password, hidden again.
+    await toggle.click();
+    await Promise.all([
+      page.waitForURL(`${base}/account`),
+      page.locator('form[action="/signin"] button[type="submit"]').click(),
+    ]);
+    expect((await page.locator('h1').textContent())?.trim()).toBe('Your account');
+
+    // Every password field gets one, in the page's language: the three of the password page.
+    await page.goto(`${base}/account/password?lang=ru`);
+    expect(await page.locator('input[type="password"] + button.password-toggle').count()).toBe(3);
+    const toggles = page.locator('button.password-toggle');
+    expect(await toggles.allTextContents()).toEqual(['Показать', 'Показать', 'Показать']);
+    await toggles.nth(1).click();
+    expect(await page.locator('#newPassword').getAttribute('type')).toBe('text');
+    expect(await page.locator('#currentPassword').getAttribute('type')).toBe('password');
+    expect(await toggles.nth(1).textContent()).toBe('Скрыть');
+    // The script ran under the pages' CSP without a violation.
+    expect(log.consoleErrors).toEqual([]);
+    expect(log.pageErrors).toEqual([]);
+  });
+
+  it('signs in with JavaScript disabled: the plain form, no toggle', async () => {
+    const context = await browser.newContext({
+      locale: 'en-GB',
+      viewport: WIDTHS.phone,
+      javaScriptEnabled: false,
+    });
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${base}/signin`);
+    expect(await page.locator('button.password-toggle').count()).toBe(0);
+    expect(await page.locator('#password').getAttribute('type')).toBe('password');
+    await signIn(page);
+    expect((await page.locator('h1').textContent())?.trim()).toBe('Your account');
+  });
+
+  it('lays the account page out at 390 px and 1280 px, and its contents links lead to the sections', async () => {
+    const context = await browser.newContext({ locale: 'en-GB', viewport: { width: 390, height: 844 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    await signIn(page);
+    for (const viewport of [
+      { width: 390, height: 844 },
+      { width: 1280, height: 800 },
+    ]) {
+      await page.setViewportSize(viewport);
+      await page.goto(`${base}/account`);
+      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      expect(scrollWidth, `${viewport.width}: scrollWidth`).toBeLessThanOrEqual(viewport.width);
+      const blocking = (await runAxe(page)).filter((violation) =>
+        ['serious', 'critical'].includes(violation.impact ?? ''),
+      );
+      expect(describeViolations(blocking), `${viewport.width}: axe`).toEqual([]);
+      // The avatar is shown small, beside the profile's details.
+      const avatar = await page.locator('#profile img.avatar').boundingBox();
+      expect(avatar).toMatchObject({ width: 48, height: 48 });
+      await page.locator('nav.contents a[href="#danger"]').click();
+      await page.waitForURL(`${base}/account#danger`);
+      await expect
+        .poll(() =>
+          page.locator('#danger-heading').evaluate((heading) => heading.getBoundingClientRect().top),
+        )
+        .toBeLessThan(viewport.height);
+      expect(await page.locator('#danger-heading').isVisible()).toBe(true);
+    }
   });
 });

@@ -86,7 +86,11 @@ describe('pages and layout', () => {
     expect(res.body).toMatch(/<html lang="en">/);
     expect(res.body).toMatch(/<meta name="viewport" content="width=device-width, initial-scale=1">/);
     expect(res.body).toMatch(/<main\b/);
-    expect(res.body).not.toMatch(/<script\b/i);
+    // One script, from this origin, by URL: no inline script (the CSP would refuse it anyway).
+    expect([...res.body.matchAll(/<script\b[^>]*>/gi)].map((match) => match[0])).toEqual([
+      expect.stringMatching(/^<script src="\/assets\/show-password\.js\?v=[A-Za-z0-9_-]+" defer>$/),
+    ]);
+    expect(res.body).toMatch(/<script [^>]*><\/script>/);
     expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
     expect(res.headers['x-frame-options']).toBe('DENY');
 

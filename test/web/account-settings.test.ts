@@ -78,11 +78,13 @@ describe('the account page', () => {
     expectHtmlPage(en, 200);
     expect(en.body).toMatch(/<h2 id="profile-heading">Profile<\/h2>/);
     expect(en.body).toContain('<a href="/account/profile">Change your display name and avatar</a>');
-    expect(en.body).toMatch(/<h2 id="password-heading">Password<\/h2>/);
+    expect(en.body).toMatch(/<h2 id="password-heading">Password &amp; security<\/h2>/);
     expect(en.body).toContain('<a href="/account/password">Change your password</a>');
-    // After the details list, before the apps.
-    expect(en.body.indexOf('profile-heading')).toBeGreaterThan(en.body.indexOf('</dl>'));
-    expect(en.body.indexOf('password-heading')).toBeLessThan(en.body.indexOf('apps-heading'));
+    // The profile section holds the username; the password comes before the apps.
+    expect(en.body.indexOf('<h2 id="profile-heading">')).toBeLessThan(en.body.indexOf('<dd>@'));
+    expect(en.body.indexOf('<h2 id="password-heading">')).toBeLessThan(
+      en.body.indexOf('<h2 id="apps-heading">'),
+    );
 
     const ru = await browser.get('/account?lang=ru');
     expect(ru.body).toContain('<a href="/account/profile">Изменить отображаемое имя и аватар</a>');

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_AVATAR_PATH } from '../../modules/profiles/profile.presenter.js';
 import { readStaticFile, type StaticFile } from './static-file.js';
-import { stylesheet } from './stylesheet.js';
+import { pageScript, stylesheet } from './stylesheet.js';
 
 /** Answers a static file, or 304 when the browser holds this very version. */
 function sendStatic(
@@ -20,12 +20,13 @@ function sendStatic(
 }
 
 /**
- * Static assets: the pages' stylesheet, versioned in its URL and cached for a year, and the default
+ * Static assets: the pages' stylesheet and script, versioned in their URLs and cached for a year, and the default
  * avatar, whose URL is stable (search results and sites link to it), so it is cached for a day and
  * revalidated by its ETag.
  */
 export const assetRoutes: FastifyPluginAsync = async (app) => {
   const css = stylesheet();
+  const script = pageScript();
   const avatar = readStaticFile('default-avatar.png');
 
   app.get(
@@ -34,6 +35,21 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
     async (request, reply) =>
       sendStatic(request, reply, css, {
         type: 'text/css; charset=utf-8',
+        cacheControl: 'public, max-age=31536000, immutable',
+      }),
+  );
+
+  app.get(
+    script.path,
+    {
+      config: {
+        auth: 'public',
+        description: "The pages' script: the show-password toggle of password fields",
+      },
+    },
+    async (request, reply) =>
+      sendStatic(request, reply, script, {
+        type: 'text/javascript; charset=utf-8',
         cacheControl: 'public, max-age=31536000, immutable',
       }),
   );

@@ -63,6 +63,9 @@ export interface Messages {
     skipToContent: string;
     /** The accessible name of the language switch. */
     language: string;
+    /** The toggle after each password field (public/show-password.js): reveal, and hide again. */
+    showPassword: string;
+    hidePassword: string;
   };
   titles: {
     signin: string;
@@ -123,8 +126,18 @@ export interface Messages {
     heading: string;
     username: string;
     displayName: string;
-    email: string;
+    /** The in-page contents list of the account page's sections. */
+    contents: string;
+    avatar: string;
+    /** The e-mail section: the address and whether it is confirmed, or that there is none. */
+    emailSection: string;
+    emailAddress: string;
+    emailStatus: string;
+    emailConfirmed: string;
     emailNotConfirmed: string;
+    noEmail: string;
+    changeEmail: string;
+    addEmail: string;
     apps: string;
     appsCount: PluralForms;
     noApps: string;

@@ -7,7 +7,12 @@ export const ru: LocaleDefinition = {
   dateLocale: 'ru-RU',
   messages: {
     languageName: 'Русский',
-    layout: { skipToContent: 'Перейти к содержимому', language: 'Язык' },
+    layout: {
+      skipToContent: 'Перейти к содержимому',
+      language: 'Язык',
+      showPassword: 'Показать',
+      hidePassword: 'Скрыть',
+    },
     titles: {
       signin: 'Вход',
       signup: 'Создание аккаунта',
@@ -95,9 +100,17 @@ export const ru: LocaleDefinition = {
       heading: 'Ваш аккаунт',
       username: 'Имя пользователя',
       displayName: 'Отображаемое имя',
-      email: 'Электронная почта',
-      emailNotConfirmed: '(не подтверждена)',
-      apps: 'Приложения с доступом',
+      contents: 'На этой странице',
+      avatar: 'Ваш аватар',
+      emailSection: 'Электронная почта',
+      emailAddress: 'Адрес',
+      emailStatus: 'Состояние',
+      emailConfirmed: 'Подтверждён',
+      emailNotConfirmed: 'Не подтверждён',
+      noEmail: 'У аккаунта нет адреса электронной почты.',
+      changeEmail: 'Изменить адрес',
+      addEmail: 'Добавить адрес',
+      apps: 'Подключённые приложения',
       appsCount: {
         one: 'Доступ к аккаунту есть у {n} приложения.',
         few: 'Доступ к аккаунту есть у {n} приложений.',
@@ -205,7 +218,7 @@ export const ru: LocaleDefinition = {
     settings: {
       profileSection: 'Профиль',
       editProfile: 'Изменить отображаемое имя и аватар',
-      passwordSection: 'Пароль',
+      passwordSection: 'Пароль и безопасность',
       changePassword: 'Сменить пароль',
       backToAccount: 'Вернуться в аккаунт',
       correctFields: 'Исправьте отмеченные ниже поля.',
