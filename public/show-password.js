@@ -15,14 +15,17 @@
     // Never a submit button: pressing it must not send the form.
     button.type = 'button';
     button.className = 'button password-toggle';
-    button.textContent = show;
-    button.setAttribute('aria-pressed', 'false');
     if (input.id) button.setAttribute('aria-controls', input.id);
+    // The state is said by the text (Show/Hide), not also by aria-pressed ("Hide, pressed" would
+    // say it twice, and contradict itself). The name also says which field, as a form may have
+    // three: it starts with the visible text (WCAG 2.5.3, label in name).
+    const field = input.labels?.[0]?.textContent?.trim();
     const setRevealed = (reveal) => {
       input.type = reveal ? 'text' : 'password';
       button.textContent = reveal ? hide : show;
-      button.setAttribute('aria-pressed', String(reveal));
+      if (field) button.setAttribute('aria-label', `${button.textContent}: ${field}`);
     };
+    setRevealed(false);
     button.addEventListener('click', () => setRevealed(input.type === 'password'));
     // Hidden again on submit, so the browser never keeps the password as a text field's entry.
     input.form?.addEventListener('submit', () => setRevealed(false));

@@ -7,6 +7,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/lib/paths.js';
 import { createUser, updateUserProfile } from '../../src/modules/accounts/accounts.service.js';
+import { resendEmailVerification } from '../../src/modules/accounts/email-verification.service.js';
+import { sendPasswordResetByOperator } from '../../src/modules/accounts/password-reset.service.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
 import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import type { Locale } from '../../src/web/i18n/index.js';
@@ -49,6 +51,11 @@ const HEADINGS: Record<string, Record<Locale, RegExp>> = {
   consent: { en: /^Allow Northwind Games to use/, ru: /^Разрешить «Northwind Games» доступ/ },
   account: { en: /^Your account$/, ru: /^Ваш аккаунт$/ },
   error: { en: /^This sign-in link is not valid$/, ru: /^Ссылка для входа недействительна$/ },
+  forgot: { en: /^Forgot your password\?$/, ru: /^Забыли пароль\?$/ },
+  'forgot-sent': { en: /^Check your e-mail$/, ru: /^Проверьте почту$/ },
+  reset: { en: /^Choose a new password$/, ru: /^Выберите новый пароль$/ },
+  verify: { en: /^Confirm your e-mail address$/, ru: /^Подтвердите адрес электронной почты$/ },
+  verified: { en: /^Your e-mail address is confirmed$/, ru: /^Адрес электронной почты подтверждён$/ },
 };
 
 /** Pages photographed into docs/screenshots/ (the others are checked only). */
@@ -61,6 +68,11 @@ const PHOTOGRAPHED = new Set([
   'profile',
   'password',
   'email',
+  'forgot',
+  'forgot-sent',
+  'reset',
+  'verify',
+  'verified',
   'export',
   'delete',
   'error',
@@ -72,6 +84,10 @@ const user = { username: 'alice', password: 'correct horse battery', displayName
 
 let t: TestApp;
 let base: string;
+/** The path and query of a live reset link for alice; a GET uses nothing, so it serves every visit. */
+let resetLink: string;
+/** One confirmation link per visit of the confirmation pages (its POST uses it). */
+const verifyLinks: string[] = [];
 let browser: Browser;
 let clientId: string;
 const redirectUri = 'https://games.example/callback';
@@ -199,6 +215,29 @@ async function visitAll(locale: Locale): Promise<PageLog> {
       },
     ],
     ['error', () => page.goto(`${base}/api/v1/oauth/authorize?client_id=pk_unknown&response_type=code`)],
+    ['forgot', () => page.goto(`${base}/password/forgot`)],
+    [
+      'forgot-sent',
+      async () => {
+        await page.goto(`${base}/password/forgot`);
+        await page.locator('#login').fill('nobody@example.com');
+        await Promise.all([page.waitForEvent('load'), page.locator('form button[type="submit"]').click()]);
+      },
+    ],
+    ['reset', () => page.goto(`${base}${resetLink}`)],
+    [
+      'verify',
+      async () => {
+        const link = verifyLinks.pop();
+        if (!link) throw new Error('no verification link left');
+        await page.goto(`${base}${link}`);
+      },
+    ],
+    [
+      'verified',
+      () =>
+        Promise.all([page.waitForEvent('load'), page.locator('form[action="/email/verify"] button').click()]),
+    ],
   ];
   const signedIn: Array<[string, () => Promise<unknown>]> = [
     ['consent', () => page.goto(authorizeUrl())],
@@ -236,6 +275,7 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     await mkdir(SCREENSHOTS, { recursive: true });
 
     const db = t.database.db;
+    const ctx = { config: t.config, clock: t.clock };
     const alice = await createUser(
       db,
       { config: t.config, clock: t.clock },
@@ -247,6 +287,27 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
         displayName: user.displayName,
       },
     );
+    // The links the mail carries, read from the outbox (no mail is sent here).
+    const linkTo = async (to: string, path: string) => {
+      const mail = await db
+        .selectFrom('mail_outbox')
+        .select('text_body')
+        .where('recipient', '=', to)
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
+      const link = new RegExp(`https?://[^/\\s]+(${path}\\?\\S+)`).exec(mail.text_body)?.[1];
+      if (!link) throw new Error(`no ${path} link in the message to ${to}`);
+      // Without the message's language: each visit's browser chooses it.
+      return link.replace(/&lang=[a-z]+$/, '');
+    };
+    await sendPasswordResetByOperator(db, ctx, { username: user.username, locale: 'en' });
+    resetLink = await linkTo('alice@example.com', '/password/reset');
+    for (let i = 0; i < 4; i++) {
+      const email = `reader${i}@example.com`;
+      const reader = await createUser(db, ctx, { username: `reader_${i}`, password: user.password, email });
+      await resendEmailVerification(db, ctx, { userId: reader.id, locale: 'en' });
+      verifyLinks.push(await linkTo(email, '/email/verify'));
+    }
     const client = await createClient(
       db,
       { config: t.config, clock: t.clock },
@@ -333,7 +394,7 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     const page = await context.newPage();
     await page.goto(`${base}/signin`);
     const order: string[] = [];
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 9; i++) {
       await page.keyboard.press('Tab');
       const focused = await page.evaluate(() => {
         const element = document.activeElement as HTMLElement;
@@ -356,6 +417,7 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
       // The show-password toggle, right after its field.
       'Show',
       'Sign in',
+      'Forgot your password?',
       'Create an account',
     ]);
     // The skip link moves the focus to the page's content.
@@ -392,21 +454,21 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     const password = page.locator('#password');
     const toggle = page.locator('#password + button.password-toggle');
     expect(await toggle.getAttribute('type')).toBe('button');
-    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
     expect(await toggle.textContent()).toBe('Show');
+    expect(await toggle.getAttribute('aria-label')).toBe('Show: Password');
 
     await page.locator('#username').fill(user.username);
     await password.fill(user.password);
     await toggle.click();
     expect(await password.getAttribute('type')).toBe('text');
     expect(await password.inputValue()).toBe(user.password);
-    expect(await toggle.getAttribute('aria-pressed')).toBe('true');
     expect(await toggle.textContent()).toBe('Hide');
+    expect(await toggle.getAttribute('aria-label')).toBe('Hide: Password');
     // The toggle does not submit the form.
     expect(new URL(page.url()).pathname).toBe('/signin');
     await toggle.click();
     expect(await password.getAttribute('type')).toBe('password');
-    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+    expect(await toggle.textContent()).toBe('Show');
 
     // Revealed at the moment of submission: the form sends the password, hidden again.
     await toggle.click();
@@ -425,6 +487,12 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     expect(await page.locator('#newPassword').getAttribute('type')).toBe('text');
     expect(await page.locator('#currentPassword').getAttribute('type')).toBe('password');
     expect(await toggles.nth(1).textContent()).toBe('Скрыть');
+    // Each names its field: three buttons, three different names.
+    expect(await Promise.all([0, 1, 2].map((i) => toggles.nth(i).getAttribute('aria-label')))).toEqual([
+      'Показать: Текущий пароль',
+      'Скрыть: Новый пароль',
+      'Показать: Повторите новый пароль',
+    ]);
     // The script ran under the pages' CSP without a violation.
     expect(log.consoleErrors).toEqual([]);
     expect(log.pageErrors).toEqual([]);

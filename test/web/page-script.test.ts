@@ -55,7 +55,7 @@ describe('the script route', () => {
     // The URL's version is the content's: the ETag.
     expect(script.headers.etag).toBe(`"${new URL(href, 'http://x').searchParams.get('v')}"`);
     expect(script.body).toContain('input[type="password"]');
-    expect(script.body).toContain('aria-pressed');
+    expect(script.body).toContain('aria-label');
 
     const again = await t.app.inject({
       method: 'GET',
