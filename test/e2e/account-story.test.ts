@@ -15,8 +15,8 @@ import { launchChromium } from './helpers/chromium.js';
 
 /**
  * A person's whole life with their account, in Chromium, with the mail a real SMTP server in this
- * process receives: sign-up with an address, its link, `email_verified` in userinfo; a changed
- * password; the export; the deletion, after which the site's tokens are dead, search has forgotten
+ * process receives: sign-up with an address, its link, `email_verified` in userinfo; a forgotten
+ * password reset from its link; a changed address; a changed password; the export; the deletion, after which the site's tokens are dead, search has forgotten
  * them and the username stays taken. The tests run in order and build on each other.
  *
  * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
@@ -26,7 +26,9 @@ const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
 const person = {
   username: 'story_teller',
   email: 'story@example.org',
+  newEmail: 'teller@example.net',
   password: 'once upon a time in the west',
+  resetPassword: 'a door that was locked opens',
   newPassword: 'and they lived happily ever after',
 };
 const redirectUri = 'https://games.example/callback';
@@ -62,6 +64,17 @@ async function submit(selector: string): Promise<void> {
   await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
 }
 
+/** Signs in on the sign-in page of `tab` and lands on the account page. */
+async function signInOn(tab: Page, password: string): Promise<void> {
+  await tab.goto(`${base}/signin`);
+  await tab.locator('#username').fill(person.username);
+  await tab.locator('#password').fill(password);
+  await Promise.all([
+    tab.waitForURL(`${base}/account`),
+    tab.locator('form[action="/signin"] button[type="submit"]').click(),
+  ]);
+}
+
 async function userinfo(accessToken: string) {
   return t.app.inject({
     method: 'GET',
@@ -80,11 +93,13 @@ async function signInToSite(): Promise<{ access_token: string; refresh_token: st
     state: 'story',
   });
   // The site is not running: its callback is caught on the way, and its code read from the URL.
+  let reached: (url: string) => void = () => undefined;
   const callback = new Promise<string>((resolve) => {
-    void page.route(`${redirectUri}**`, async (route) => {
-      resolve(route.request().url());
-      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'signed in' });
-    });
+    reached = resolve;
+  });
+  await page.route(`${redirectUri}**`, async (route) => {
+    reached(route.request().url());
+    await route.fulfill({ status: 200, contentType: 'text/plain', body: 'signed in' });
   });
   await page.goto(`${base}/api/v1/oauth/authorize?${query}`);
   if (await page.locator('button[value="allow"]').count())
@@ -146,9 +161,67 @@ describe.skipIf(skipBrowserTests)('an account’s whole story, in Chromium, with
     expect(info.json()).toMatchObject({ email: person.email, email_verified: true });
   });
 
+  it('forgets the password and resets it from the mailed link: sessions and tokens end, the new one signs in', async () => {
+    const elsewhere = await browser.newContext({ locale: 'en-GB' });
+    const tab = await elsewhere.newPage();
+    await signInOn(tab, person.password);
+
+    const stranger = await browser.newContext({ locale: 'en-GB' });
+    const asker = await stranger.newPage();
+    await asker.goto(`${base}/signin`);
+    await Promise.all([asker.waitForEvent('load'), asker.locator('a[href="/password/forgot"]').click()]);
+    await asker.locator('#login').fill(person.email.toUpperCase());
+    await Promise.all([asker.waitForEvent('load'), asker.locator('form button[type="submit"]').click()]);
+    expect(await asker.locator('h1').textContent()).toBe('Check your e-mail');
+
+    const [, mail] = await mailTo(person.email, 2);
+    expect(mail?.parsed.subject).toMatch(/password/i);
+    await asker.goto(linkIn(mail as Received, '/password/reset'));
+    expect(await asker.locator('#revoke_apps').isChecked()).toBe(true);
+    await asker.locator('#password').fill(person.resetPassword);
+    await asker.locator('#passwordConfirm').fill(person.resetPassword);
+    await Promise.all([asker.waitForEvent('load'), asker.locator('form button[type="submit"]').click()]);
+    expect(await asker.locator('h1').textContent()).toBe('Your password is changed');
+    await stranger.close();
+
+    // Every session ended (this browser's and the other one's), and the site's tokens with them.
+    for (const each of [page, tab]) {
+      await each.goto(`${base}/account`);
+      expect(new URL(each.url()).pathname).toBe('/signin');
+    }
+    await elsewhere.close();
+    await t.sync();
+    expectApiError(await userinfo(tokens.access_token), 401, 'invalid_token');
+    await signInOn(page, person.resetPassword);
+  });
+
+  it('changes the address: the link goes to the new one, which then counts, and the old one is told', async () => {
+    await page.goto(`${base}/account`);
+    await Promise.all([page.waitForEvent('load'), page.locator('a[href="/account/email"]').first().click()]);
+    await page.locator('#newEmail').fill(person.newEmail);
+    await page.locator('#currentPassword').fill(person.resetPassword);
+    await submit('form[action="/account/email"] button[type="submit"]');
+    expect(page.url()).toBe(`${base}/account?notice=email_change_sent`);
+
+    const [link] = await mailTo(person.newEmail, 1);
+    await page.goto(linkIn(link as Received, '/email/verify'));
+    await submit('form[action="/email/verify"] button');
+    expect(await page.locator('main').textContent()).toContain(person.newEmail);
+
+    const [, , notice] = await mailTo(person.email, 3);
+    expect(notice?.parsed.text).toContain('t…@example.net');
+    expect(notice?.parsed.text).toContain(`${base}/password/forgot`);
+
+    tokens = await signInToSite();
+    expect((await userinfo(tokens.access_token)).json()).toMatchObject({
+      email: person.newEmail,
+      email_verified: true,
+    });
+  });
+
   it('changes the password: the old one no longer signs in, the new one does', async () => {
     await page.goto(`${base}/account/password`);
-    await page.locator('#currentPassword').fill(person.password);
+    await page.locator('#currentPassword').fill(person.resetPassword);
     await page.locator('#newPassword').fill(person.newPassword);
     await page.locator('#passwordConfirm').fill(person.newPassword);
     await submit('form[action="/account/password"] button[type="submit"]');
@@ -158,14 +231,13 @@ describe.skipIf(skipBrowserTests)('an account’s whole story, in Chromium, with
     const tab = await other.newPage();
     await tab.goto(`${base}/signin`);
     await tab.locator('#username').fill(person.username);
-    await tab.locator('#password').fill(person.password);
-    await Promise.all([tab.waitForEvent('load'), tab.locator('form[action="/signin"] button').click()]);
-    expect(await tab.locator('[role="alert"]').textContent()).toMatch(/wrong/i);
-    await tab.locator('#password').fill(person.newPassword);
+    await tab.locator('#password').fill(person.resetPassword);
     await Promise.all([
-      tab.waitForURL(`${base}/account`),
-      tab.locator('form[action="/signin"] button').click(),
+      tab.waitForEvent('load'),
+      tab.locator('form[action="/signin"] button[type="submit"]').click(),
     ]);
+    expect(await tab.locator('[role="alert"]').textContent()).toMatch(/wrong/i);
+    await signInOn(tab, person.newPassword);
     await other.close();
   });
 
@@ -178,7 +250,7 @@ describe.skipIf(skipBrowserTests)('an account’s whole story, in Chromium, with
     const data = JSON.parse(await readFile((await download.path()) as string, 'utf8'));
     expect(data.profile).toMatchObject({
       username: person.username,
-      email: person.email,
+      email: person.newEmail,
       email_verified: true,
     });
     expect(data.apps.map((app: { name: string }) => app.name)).toEqual(['Northwind Games']);

@@ -6,6 +6,7 @@ import { sendPasswordResetByOperator } from '../../src/modules/accounts/password
 import { MAIL_LIMIT_PER_HOUR } from '../../src/modules/mail/mail.service.js';
 import { MailWorker } from '../../src/modules/mail/mail.worker.js';
 import { createMailTransport } from '../../src/modules/mail/transport.js';
+import { listConsentsOfUser, saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, forms, hiddenFields, hiddenFieldsOf, unescapeHtml } from '../helpers/browser.js';
 import { usingPostgres } from '../helpers/database.js';
@@ -143,6 +144,21 @@ async function mobile(url: string, key: KeyObject, deviceId: string, body: Recor
   const { challenge } = (await post('/api/v1/mobile/challenge', base)).json() as { challenge: string };
   const signature = sign(null, Buffer.from(`${challenge}.${deviceId}`), key).toString('base64url');
   return post(url, { ...base, challenge, signature, ...body });
+}
+
+/** The site, remembered as allowed by `who` (as the consent page would). */
+async function allowSite(who: TestUser): Promise<void> {
+  const client = await t.database.db
+    .selectFrom('clients')
+    .select('id')
+    .where('client_id', '=', site.clientId)
+    .executeTakeFirstOrThrow();
+  await saveConsent(t.database.db, {
+    userId: who.id,
+    clientPk: client.id,
+    scopes: ['openid'],
+    at: t.clock.now(),
+  });
 }
 
 async function appToken(who: TestUser): Promise<string> {
@@ -362,6 +378,7 @@ describe(`password recovery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =
     await browser.signIn(vera);
     expect((await browser.get('/account')).statusCode).toBe(200);
     const phone = await signInPhone(vera);
+    await allowSite(vera);
     const token = await appToken(vera);
     expect((await userinfo(token)).statusCode).toBe(200);
 
@@ -380,6 +397,8 @@ describe(`password recovery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =
     expect(info.statusCode).toBe(401);
     expect(info.json()).toMatchObject({ error: 'invalid_token' });
     expect((await findUserByUsername(t.database.db, 'vera_v'))?.emailVerified).toBe(true);
+    // Each app must be allowed again, as the form says.
+    expect(await listConsentsOfUser(t.database.db, vera.id)).toEqual([]);
   });
 
   it('keeps app access when the box is unticked, still ending sessions and devices', async () => {
@@ -387,6 +406,7 @@ describe(`password recovery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =
     const browser = new Browser(t.app);
     await browser.signIn(kim);
     const phone = await signInPhone(kim);
+    await allowSite(kim);
     const token = await appToken(kim);
 
     const res = await reset(await linkFor(kim), {}, true);
@@ -398,6 +418,7 @@ describe(`password recovery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =
     });
     expect(refresh.statusCode).toBe(400);
     expect((await userinfo(token)).statusCode).toBe(200);
+    expect(await listConsentsOfUser(t.database.db, kim.id)).toHaveLength(1);
     const event = await t.database.db
       .selectFrom('audit_events')
       .select('details')

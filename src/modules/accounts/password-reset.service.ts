@@ -8,6 +8,7 @@ import { recordAudit } from '../audit/audit.repository.js';
 import { enqueueMail, MAIL_LIMIT_PER_HOUR, type MailLocale } from '../mail/mail.service.js';
 import { signOutDevicesOfUser } from '../mobile/devices.service.js';
 import { endAccess } from '../oauth/access.service.js';
+import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
 import {
   clearSignInAttempts,
   findPasswordResetRecipients,
@@ -211,7 +212,12 @@ export async function resetPassword(
     const addressVerified = await markEmailVerified(trx, { userId: user.id, email: link.email, at });
     const sessionsEnded = await deleteBrowserSessionsOfUser(trx, user.id);
     const devicesSignedOut = await signOutDevicesOfUser(trx, user.id, at);
-    const appsRevoked = input.revokeApps ? (await endAccess(trx, { userId: user.id }, at)).grantsRevoked : 0;
+    let appsRevoked = 0;
+    if (input.revokeApps) {
+      appsRevoked = (await endAccess(trx, { userId: user.id }, at)).grantsRevoked;
+      // Each app must be allowed again (as the form says): no consent is remembered.
+      await deleteConsentsOfUser(trx, user.id);
+    }
     await clearSignInAttempts(trx, user.id);
     const self = `user:${user.id}`;
     await recordAudit(trx, {
