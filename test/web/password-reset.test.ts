@@ -1,6 +1,6 @@
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { findUserByUsername } from '../../src/modules/accounts/accounts.repository.js';
+import { findUserByUsername, updateUser } from '../../src/modules/accounts/accounts.repository.js';
 import { disableUser } from '../../src/modules/accounts/accounts.service.js';
 import { sendPasswordResetByOperator } from '../../src/modules/accounts/password-reset.service.js';
 import { MAIL_LIMIT_PER_HOUR } from '../../src/modules/mail/mail.service.js';
@@ -8,7 +8,7 @@ import { MailWorker } from '../../src/modules/mail/mail.worker.js';
 import { createMailTransport } from '../../src/modules/mail/transport.js';
 import { listConsentsOfUser, saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { Browser, forms, hiddenFields, hiddenFieldsOf, unescapeHtml } from '../helpers/browser.js';
+import { Browser, forms, hiddenFieldsOf, unescapeHtml } from '../helpers/browser.js';
 import { usingPostgres } from '../helpers/database.js';
 import {
   depsOf,
@@ -372,6 +372,30 @@ describe(`password recovery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =
     await expect(send()).rejects.toThrow(/5 reset links in the last hour/);
   });
 
+  it('refuses to send a link from the CLI to an unknown, deleted or disabled user, or one without an address', async () => {
+    const { db, ctx } = depsOf(t);
+    const send = (username: string) => sendPasswordResetByOperator(db, ctx, { username, locale: 'en' });
+    await expect(send('nobody_here')).rejects.toThrow(/no user named nobody_here/);
+    await makeUser(t, { username: 'Nomail', bare: true });
+    await expect(send('nomail')).rejects.toThrow(/Nomail has no e-mail address/);
+    const dina = await makeUser(t, { username: 'Dina' });
+    await updateUser(db, dina.id, { disabledAt: t.clock.now(), updatedAt: t.clock.now() });
+    await expect(send('dina')).rejects.toThrow(/Dina is disabled/);
+    const gone = await makeUser(t, { username: 'Gone' });
+    await updateUser(db, gone.id, {
+      disabledAt: t.clock.now(),
+      deletedAt: t.clock.now(),
+      updatedAt: t.clock.now(),
+    });
+    await expect(send('gone')).rejects.toThrow(/Gone was deleted/);
+    const queued = await db
+      .selectFrom('mail_outbox')
+      .select('id')
+      .where('recipient', 'in', ['Dina@example.com', 'Gone@example.com'])
+      .execute();
+    expect(queued).toEqual([]);
+  });
+
   it('ends sessions, devices and app access, and marks the address verified', async () => {
     const vera = await makeUser(t, { username: 'vera_v', email: 'vera@example.org', bare: true });
     const browser = new Browser(t.app);
@@ -476,57 +500,5 @@ describe(`password recovery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =
     const empty = await browser.submit('/password/forgot', '/password/forgot', { login: '  ' });
     expect(empty.statusCode).toBe(400);
     expect(empty.body).toContain('Enter your username or e-mail address.');
-  });
-
-  it('takes the same time for a known and an unknown login (medians within 20%)', {
-    timeout: 120_000,
-  }, async () => {
-    // One account per known request, so that none reaches the hourly limit of reset messages.
-    const known = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => makeUser(t, { username: `timed_known_${i}` })),
-    );
-    const next = { known: 0, unknown: 0 };
-    /**
-     * One timed POST of a form fetched beforehand (the GET is not timed). The work the answer left
-     * behind is awaited after the clock stops, so that it never weighs on the next request timed.
-     */
-    const timed = async (kind: 'known' | 'unknown') => {
-      const n = next[kind]++;
-      const login = kind === 'known' ? (known[n]?.username ?? '') : `timed_nobody_${n}`;
-      const browser = new Browser(t.app);
-      const page = await browser.get('/password/forgot');
-      const fields = { ...hiddenFields(page.body, '/password/forgot'), login };
-      const start = performance.now();
-      const res = await browser.post('/password/forgot', fields);
-      const elapsed = performance.now() - start;
-      expect(res.statusCode).toBe(200);
-      await t.app.afterResponse.idle();
-      return elapsed;
-    };
-    for (let i = 0; i < 10; i++) await timed(i % 2 === 0 ? 'known' : 'unknown');
-    // Interleaved in a shuffled order, so that neither kind always follows the other.
-    const order = [...Array<'known'>(40).fill('known'), ...Array<'unknown'>(40).fill('unknown')].sort(
-      () => Math.random() - 0.5,
-    );
-    const times = { known: [] as number[], unknown: [] as number[] };
-    for (const kind of order) times[kind].push(await timed(kind));
-    const median = (values: number[]) => {
-      const sorted = [...values].sort((a, b) => a - b);
-      return ((sorted[19] ?? 0) + (sorted[20] ?? 0)) / 2;
-    };
-    const knownMedian = median(times.known);
-    const unknownMedian = median(times.unknown);
-    expect(
-      Math.abs(knownMedian - unknownMedian) / Math.min(knownMedian, unknownMedian),
-      `${knownMedian} ms vs ${unknownMedian} ms`,
-    ).toBeLessThan(0.2);
-    // Every request for a known login made its link and queued its message; the unknown ones none.
-    const queued = await t.database.db
-      .selectFrom('mail_outbox')
-      .select('recipient')
-      .where('recipient', 'like', 'timed_%')
-      .execute();
-    expect(queued).toHaveLength(45);
-    expect(queued.every((row) => /^timed_known_\d+@example\.com$/.test(row.recipient))).toBe(true);
   });
 });

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/lib/clock.js';
+import { createUser } from '../../src/modules/accounts/accounts.service.js';
+import { testConfig } from '../helpers/app.js';
+import { hiddenFields } from '../helpers/browser.js';
+import {
+  cliDatabase,
+  type RunningServer,
+  startServer,
+  stopAllChildren,
+  withCliDatabase,
+} from '../helpers/cli.js';
+import { usingPostgres } from '../helpers/database.js';
+
+/*
+ * `/password/forgot` answers in the same time whether an account matches or not (CONTRACT.md §7),
+ * measured as a client sees it: the real server in a process of its own (so that the work it does
+ * after answering cannot hold this process's clock, as it would in one process on PGlite), 40
+ * requests for accounts that exist and 40 for ones that do not, shuffled; their medians are within
+ * 20% of each other.
+ */
+
+const KNOWN = 50;
+let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
+let server: RunningServer;
+
+beforeAll(async () => {
+  database = await cliDatabase('idp-forgot-timing-', {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_SIGNIN_PER_MIN: '0',
+  });
+  // One account per request for a known login, so that none reaches its hourly limit of messages.
+  await withCliDatabase(database.env, async (db) => {
+    const ctx = { config: testConfig(), clock: systemClock };
+    for (let i = 0; i < KNOWN; i++)
+      await createUser(db, ctx, {
+        username: `timed_known_${i}`,
+        password: 'a long enough password',
+        email: `timed_known_${i}@example.com`,
+      });
+  });
+  server = await startServer({ env: database.env });
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  await stopAllChildren();
+  await database?.drop();
+});
+
+describe(`/password/forgot's timing on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
+  it('is the same for a known and an unknown login (medians within 20%)', { timeout: 120_000 }, async () => {
+    const next = { known: 0, unknown: 0 };
+    /** One timed POST of a form fetched beforehand (the GET is not timed), to its last byte. */
+    const timed = async (kind: 'known' | 'unknown') => {
+      const n = next[kind]++;
+      const login = kind === 'known' ? `timed_known_${n}` : `timed_nobody_${n}`;
+      const page = await fetch(`${server.url}/password/forgot`);
+      const cookie = page.headers
+        .getSetCookie()
+        .map((each) => each.split(';')[0])
+        .join('; ');
+      const body = new URLSearchParams({ ...hiddenFields(await page.text(), '/password/forgot'), login });
+      const start = performance.now();
+      const res = await fetch(`${server.url}/password/forgot`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: body.toString(),
+      });
+      await res.text();
+      const elapsed = performance.now() - start;
+      expect(res.status).toBe(200);
+      // Time for the work the answer left behind (the link, its message, the worker writing it) to
+      // end, so that it does not weigh on the next request, whichever kind it is.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return elapsed;
+    };
+    for (let i = 0; i < 10; i++) await timed(i % 2 === 0 ? 'known' : 'unknown');
+    const order = [...Array<'known'>(40).fill('known'), ...Array<'unknown'>(40).fill('unknown')].sort(
+      () => Math.random() - 0.5,
+    );
+    const times = { known: [] as number[], unknown: [] as number[] };
+    for (const kind of order) times[kind].push(await timed(kind));
+    const median = (values: number[]) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return ((sorted[19] ?? 0) + (sorted[20] ?? 0)) / 2;
+    };
+    const known = median(times.known);
+    const unknown = median(times.unknown);
+    expect(Math.abs(known - unknown) / Math.min(known, unknown), `${known} ms vs ${unknown} ms`).toBeLessThan(
+      0.2,
+    );
+
+    // And the known logins did get their links: one message each, none for the others.
+    await server.stop();
+    const queued = await withCliDatabase(database?.env ?? {}, (db) =>
+      db.selectFrom('mail_outbox').select('recipient').where('recipient', 'like', 'timed_%').execute(),
+    );
+    expect(queued).toHaveLength(45);
+    expect(queued.every((row) => /^timed_known_\d+@example\.com$/.test(row.recipient))).toBe(true);
+  });
+});
