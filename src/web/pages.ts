@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SERVICE_NAME } from '../config.js';
 import { ApiError } from '../lib/errors.js';
+import { escapeHtml } from '../lib/html.js';
 import { pageScript, stylesheet } from './assets/stylesheet.js';
 import {
   type ErrorPageKind,
@@ -172,13 +173,6 @@ export function renderPage(
     (error: unknown) => reply.send(error),
   );
   return reply;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(
-    /[&<>"']/g,
-    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char] ?? char,
-  );
 }
 
 /** What an error page shows besides its kind's title and explanation. */

@@ -1,11 +1,9 @@
+import { escapeHtml } from '../../lib/html.js';
+import { type LinkMailTexts, linkMail } from '../mail/link-mail.js';
 import type { MailLocale, MailMessage } from '../mail/mail.service.js';
-import { escapeHtml } from './verification-mail.js';
 
 /** The message to the new address, carrying its link (CONTRACT.md §7: the recipient's language). */
-const LINK_TEXTS: Record<
-  MailLocale,
-  { subject: string; greeting: (username: string) => string; body: string; button: string; ignore: string }
-> = {
+const LINK_TEXTS: Record<MailLocale, LinkMailTexts> = {
   en: {
     subject: 'Confirm your new e-mail address',
     greeting: (username) => `Hello, ${username}!`,
@@ -58,18 +56,7 @@ export function emailChangeMail(input: {
   locale: MailLocale;
   link: string;
 }): MailMessage {
-  const t = LINK_TEXTS[input.locale];
-  const link = escapeHtml(input.link);
-  return {
-    kind: 'email_change',
-    to: input.to,
-    locale: input.locale,
-    subject: t.subject,
-    text: `${t.greeting(input.username)}\n\n${t.body}\n\n${input.link}\n\n${t.ignore}\n`,
-    html:
-      `<p>${escapeHtml(t.greeting(input.username))}</p>\n<p>${escapeHtml(t.body)}</p>\n` +
-      `<p><a href="${link}">${escapeHtml(t.button)}</a></p>\n<p>${link}</p>\n<p>${escapeHtml(t.ignore)}</p>\n`,
-  };
+  return linkMail('email_change', LINK_TEXTS, input);
 }
 
 /**

@@ -1,10 +1,8 @@
+import { type LinkMailTexts, linkMail } from '../mail/link-mail.js';
 import type { MailLocale, MailMessage } from '../mail/mail.service.js';
 
 /** The texts of the reset message, by language (CONTRACT.md §7: the recipient's language). */
-const TEXTS: Record<
-  MailLocale,
-  { subject: string; greeting: (username: string) => string; body: string; button: string; ignore: string }
-> = {
+const TEXTS: Record<MailLocale, LinkMailTexts> = {
   en: {
     subject: 'Reset your password',
     greeting: (username) => `Hello, ${username}!`,
@@ -21,15 +19,6 @@ const TEXTS: Record<
   },
 };
 
-function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
-
 /** The message carrying a reset link: a plain-text and an HTML part with the same link. */
 export function resetMail(input: {
   to: string;
@@ -37,16 +26,5 @@ export function resetMail(input: {
   locale: MailLocale;
   link: string;
 }): MailMessage {
-  const t = TEXTS[input.locale];
-  const link = escapeHtml(input.link);
-  return {
-    kind: 'password_reset',
-    to: input.to,
-    locale: input.locale,
-    subject: t.subject,
-    text: `${t.greeting(input.username)}\n\n${t.body}\n\n${input.link}\n\n${t.ignore}\n`,
-    html:
-      `<p>${escapeHtml(t.greeting(input.username))}</p>\n<p>${escapeHtml(t.body)}</p>\n` +
-      `<p><a href="${link}">${escapeHtml(t.button)}</a></p>\n<p>${link}</p>\n<p>${escapeHtml(t.ignore)}</p>\n`,
-  };
+  return linkMail('password_reset', TEXTS, input);
 }

@@ -1,10 +1,8 @@
+import { type LinkMailTexts, linkMail } from '../mail/link-mail.js';
 import type { MailLocale, MailMessage } from '../mail/mail.service.js';
 
 /** The texts of the verification message, by language (CONTRACT.md §7: the recipient's language). */
-const TEXTS: Record<
-  MailLocale,
-  { subject: string; greeting: (username: string) => string; body: string; button: string; ignore: string }
-> = {
+const TEXTS: Record<MailLocale, LinkMailTexts> = {
   en: {
     subject: 'Confirm your e-mail address',
     greeting: (username) => `Hello, ${username}!`,
@@ -21,16 +19,6 @@ const TEXTS: Record<
   },
 };
 
-/** Text as HTML character data or a quoted attribute value. */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
-
 /** The message carrying a verification link: a plain-text and an HTML part with the same link. */
 export function verificationMail(input: {
   to: string;
@@ -38,16 +26,5 @@ export function verificationMail(input: {
   locale: MailLocale;
   link: string;
 }): MailMessage {
-  const t = TEXTS[input.locale];
-  const link = escapeHtml(input.link);
-  return {
-    kind: 'email_verification',
-    to: input.to,
-    locale: input.locale,
-    subject: t.subject,
-    text: `${t.greeting(input.username)}\n\n${t.body}\n\n${input.link}\n\n${t.ignore}\n`,
-    html:
-      `<p>${escapeHtml(t.greeting(input.username))}</p>\n<p>${escapeHtml(t.body)}</p>\n` +
-      `<p><a href="${link}">${escapeHtml(t.button)}</a></p>\n<p>${link}</p>\n<p>${escapeHtml(t.ignore)}</p>\n`,
-  };
+  return linkMail('email_verification', TEXTS, input);
 }
