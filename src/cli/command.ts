@@ -35,6 +35,11 @@ export interface Command {
    * Checked before the database is opened, and again by a server that runs a forwarded command.
    */
   refuse?(config: Config): string | undefined;
+  /**
+   * The checks of its arguments that need no database (throw UsageError): run before the database
+   * is opened, so a mistyped command costs no start of the embedded database and no migration.
+   */
+  check?(args: ParsedArgs): void;
   run(ctx: CommandContext, args: ParsedArgs): Promise<object>;
   /** For commands that change what the audit log records: the event of a successful run. */
   audit?(result: object, args: ParsedArgs): Omit<AuditEvent, 'at' | 'actor' | 'ip'>;

@@ -90,11 +90,9 @@ export function prepareCommand(argv: readonly string[]): PreparedCommand | Comma
           : `expected ${expected} argument${expected > 1 ? 's' : ''}, got ${parsed.positionals.length}`,
       );
     }
-    return {
-      command,
-      json,
-      args: { values: parsed.values as ParsedArgs['values'], positionals: parsed.positionals },
-    };
+    const args = { values: parsed.values as ParsedArgs['values'], positionals: parsed.positionals };
+    command.check?.(args);
+    return { command, json, args };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return failure(

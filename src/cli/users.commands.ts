@@ -23,6 +23,14 @@ import { formatListing } from './output.js';
 /** The services' context: the command's, without its database handle. */
 const contextOf = (ctx: CommandContext): Context => ({ config: ctx.config, clock: ctx.clock });
 
+/** `--lang` of `users send-reset`: the language of the message (English unless given). */
+function langOf(args: ParsedArgs): MailLocale {
+  const lang = str(args, 'lang') ?? 'en';
+  if (!(MAIL_LOCALES as readonly string[]).includes(lang))
+    throw new UsageError(`--lang must be one of ${MAIL_LOCALES.join(', ')}, got "${lang}"`);
+  return lang as MailLocale;
+}
+
 /** Flags that cannot be combined: a `--no-x` flag and any flag that sets x. */
 function refuseConflicts(args: ParsedArgs, clear: string, setters: readonly string[]): void {
   const given = setters.filter((name) => str(args, name) !== undefined);
@@ -132,14 +140,11 @@ export const userCommands: Command[] = [
       "Queues a password reset link to the user's e-mail address (30 minutes, single use); never prints the link",
     options: { lang: { type: 'string' } },
     positionals: 1,
-    run: (ctx, args) => {
-      const lang = str(args, 'lang') ?? 'en';
-      if (!(MAIL_LOCALES as readonly string[]).includes(lang))
-        throw new UsageError(`--lang must be one of ${MAIL_LOCALES.join(', ')}, got "${lang}"`);
-      return sendPasswordResetByOperator(ctx.db, contextOf(ctx), {
+    check: (args) => void langOf(args),
+    run: (ctx, args) =>
+      sendPasswordResetByOperator(ctx.db, contextOf(ctx), {
         username: args.positionals[0] ?? '',
-        locale: lang as MailLocale,
-      });
-    },
+        locale: langOf(args),
+      }),
   },
 ];

@@ -1,6 +1,14 @@
 import type { LedgerCheck } from '../modules/wallet/wallet.service.js';
 import { credit, verifyLedger } from '../modules/wallet/wallet.service.js';
-import { type Command, str, UsageError } from './command.js';
+import { type Command, type ParsedArgs, str, UsageError } from './command.js';
+
+/** AMOUNT of `wallet credit`: digits only ("1e3", "0x10" or " 5" are not amounts an operator means). */
+function amountOf(args: ParsedArgs): number {
+  const amountText = args.positionals[1] ?? '';
+  if (!/^\d{1,10}(\.\d{1,2})?$/.test(amountText))
+    throw new UsageError(`AMOUNT must be a number of coins with at most 2 decimals, got "${amountText}"`);
+  return Number(amountText);
+}
 
 /** `idp wallet credit` and `idp wallet verify`. */
 export const walletCommands: Command[] = [
@@ -18,22 +26,17 @@ export const walletCommands: Command[] = [
     summary: "Top up the user's wallet; prints the new balance and the ledger entry",
     options: { description: { type: 'string' } },
     positionals: 2,
-    run: (ctx, args) => {
-      const [username = '', amountText = ''] = args.positionals;
-      // Digits only: "1e3", "0x10" or " 5" are not amounts an operator means to type.
-      if (!/^\d{1,10}(\.\d{1,2})?$/.test(amountText)) {
-        throw new UsageError(`AMOUNT must be a number of coins with at most 2 decimals, got "${amountText}"`);
-      }
-      return credit(
+    check: (args) => void amountOf(args),
+    run: (ctx, args) =>
+      credit(
         ctx.db,
         { config: ctx.config, clock: ctx.clock },
         {
-          username,
-          amount: Number(amountText),
+          username: args.positionals[0] ?? '',
+          amount: amountOf(args),
           description: str(args, 'description'),
         },
-      );
-    },
+      ),
   },
   {
     name: 'wallet verify',

@@ -1,9 +1,11 @@
 import { stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { verifyPassword } from '../../src/lib/password.js';
 import {
+  childEnv,
   cliDatabase,
   failed,
   type ProcessResult,
@@ -75,6 +77,22 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}, no server runni
   it('migrate --json applies every migration the first time, then none', { timeout: TIMEOUT }, async () => {
     expect(succeeded(await idp(['migrate', '--json']))).toEqual({ applied: Object.keys(migrations) });
     expect(succeeded(await idp(['migrate', '--json']))).toEqual({ applied: [] });
+  });
+
+  it('refuses a malformed argument before opening any database: no data directory is made', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const never = path.join(os.tmpdir(), `idp-never-made-${process.pid}-${Date.now()}`);
+    const noDatabase = childEnv({ DATA_DIR: never });
+    failed(
+      await runIdp(['wallet', 'credit', 'alice', '0x10'], { env: noDatabase }),
+      /AMOUNT must be a number/,
+    );
+    failed(
+      await runIdp(['premium', 'grant', 'alice', '--period', 'week', '--days', '3'], { env: noDatabase }),
+      /--period must be month or year/,
+    );
+    await expect(stat(never)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('users create --json prints exactly {id, username}', { timeout: TIMEOUT }, async () => {

@@ -1,37 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cliDatabase,
-  failed,
-  type ProcessResult,
-  runIdp,
-  stopAllChildren,
-  succeeded,
-} from '../helpers/cli.js';
+import { failed, type ProcessResult, succeeded } from '../helpers/cli.js';
+import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * `idp premium grant U --period month|year --days N` (CONTRACT.md §2), run as the real
- * `node bin/idp.js` against a fresh PGlite DATA_DIR, or with TEST_DATABASE_URL a fresh PostgreSQL
- * database. The CLI runs on the system clock. Tests run in order and build on each other's data.
+ * `idp premium grant U --period month|year --days N` (CONTRACT.md §2), run in process through
+ * the CLI's own parsing and execution (test/helpers/cli-in-process.ts) against a fresh database. The CLI runs on the system clock. Tests run in order and build on each other's data.
  */
 
 const TIMEOUT = 60_000;
 const DAY = 24 * 3600 * 1000;
 
-let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
-let env: Record<string, string> = {};
+let cli: InProcessCli | undefined;
 
 beforeAll(async () => {
-  database = await cliDatabase('idp-cli-premium-', { PUBLIC_URL: 'https://id.example' });
-  env = database.env;
+  cli = await inProcessCli({ PUBLIC_URL: 'https://id.example' });
 });
 
 afterAll(async () => {
-  await stopAllChildren();
-  await database?.drop();
+  await cli?.database.drop();
 });
 
 function idp(args: readonly string[]): Promise<ProcessResult> {
-  return runIdp(args, { env });
+  if (!cli) throw new Error('no CLI');
+  return cli.idp(args);
 }
 
 /** The `YYYY-MM-DD HH:MM:SS` UTC string as a time. */

@@ -1,44 +1,36 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/db/database.js';
-import {
-  cliDatabase,
-  failed,
-  type ProcessResult,
-  runIdp,
-  stopAllChildren,
-  succeeded,
-  withCliDatabase,
-} from '../helpers/cli.js';
+import { failed, type ProcessResult, succeeded } from '../helpers/cli.js';
+import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * `idp users update|disable|enable` and `idp clients update|rotate-secret` (CONTRACT.md §2), run as
- * the real `node bin/idp.js` against a fresh PGlite DATA_DIR, or with TEST_DATABASE_URL a fresh
- * PostgreSQL database. Tests run in order and build on each other's data.
+ * `idp users update|disable|enable` and `idp clients update|rotate-secret` (CONTRACT.md §2), run in
+ * process through the CLI's own parsing and execution (test/helpers/cli-in-process.ts) against a
+ * fresh database. Tests run in order and build on each other's data.
  */
 
 const TIMEOUT = 60_000;
 const PUBLIC_URL = 'https://id.example';
 
-let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
-let env: Record<string, string> = {};
+let cli: InProcessCli | undefined;
 
 beforeAll(async () => {
-  database = await cliDatabase('idp-cli-uc-', { PUBLIC_URL });
-  env = database.env;
+  cli = await inProcessCli({ PUBLIC_URL });
 });
 
 afterAll(async () => {
-  await stopAllChildren();
-  await database?.drop();
+  await cli?.database.drop();
 });
 
 function idp(args: readonly string[]): Promise<ProcessResult> {
-  return runIdp(args, { env });
+  if (!cli) throw new Error('no CLI');
+  return cli.idp(args);
 }
 
-/** Opens this file's database directly, between CLI runs. */
+/** This file's database, read or changed directly between commands. */
 function withDatabase<T>(work: (db: DatabaseHandle['db']) => Promise<T>): Promise<T> {
-  return withCliDatabase(env, work);
+  if (!cli) throw new Error('no CLI');
+  return work(cli.database.db);
 }
 
 let userId = 0;

@@ -1,39 +1,30 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cliDatabase,
-  failed,
-  type ProcessResult,
-  parseJsonOutput,
-  runIdp,
-  stopAllChildren,
-  succeeded,
-  withCliDatabase,
-} from '../helpers/cli.js';
+import { failed, type ProcessResult, parseJsonOutput, succeeded } from '../helpers/cli.js';
+import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
  * `idp wallet credit U AMOUNT [--description D]` and `idp wallet verify` (CONTRACT.md §2, issue
- * "The coin wallet"), run as the real `node bin/idp.js` against a fresh database. Tests run in
+ * "The coin wallet"), run in process through the CLI's own parsing and execution (test/helpers/cli-in-process.ts)
+ * against a fresh database. Tests run in
  * order and build on each other's data.
  */
 
 const TIMEOUT = 60_000;
 
-let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
-let env: Record<string, string> = {};
+let cli: InProcessCli | undefined;
 
 beforeAll(async () => {
-  database = await cliDatabase('idp-cli-wallet-');
-  env = database.env;
+  cli = await inProcessCli();
 });
 
 afterAll(async () => {
-  await stopAllChildren();
-  await database?.drop();
+  await cli?.database.drop();
 });
 
 function idp(args: readonly string[]): Promise<ProcessResult> {
-  return runIdp(args, { env });
+  if (!cli) throw new Error('no CLI');
+  return cli.idp(args);
 }
 
 describe('idp wallet credit', () => {
@@ -94,7 +85,9 @@ describe('idp wallet verify', () => {
   it('exits with status 1 and lists a wallet whose balance does not match', {
     timeout: TIMEOUT,
   }, async () => {
-    await withCliDatabase(env, (db) => sql`update wallets set balance = balance + 100`.execute(db));
+    await sql`update wallets set balance = balance + 100`.execute(
+      cli?.database.db as NonNullable<typeof cli>['database']['db'],
+    );
     const result = await idp(['wallet', 'verify', '--json']);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^idp: 1 wallet\(s\) do not match their ledger/);
