@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { testConfig } from '../helpers/app.js';
@@ -33,6 +34,8 @@ beforeAll(async () => {
   });
   // One account per request for a known login, so that none reaches its hourly limit of messages.
   await withCliDatabase(database.env, async (db) => {
+    // A PostgreSQL database of its own starts empty; the server would migrate it on start.
+    await migrateToLatest(db);
     const ctx = { config: testConfig(), clock: systemClock };
     for (let i = 0; i < KNOWN; i++)
       await createUser(db, ctx, {
