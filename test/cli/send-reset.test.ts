@@ -1,18 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../src/db/database.js';
 import { hashSecret } from '../../src/lib/secrets.js';
-import {
-  cliDatabase,
-  failed,
-  type ProcessResult,
-  runIdp,
-  stopAllChildren,
-  succeeded,
-  withCliDatabase,
-} from '../helpers/cli.js';
+import { failed, type ProcessResult, succeeded } from '../helpers/cli.js';
+import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 import { usingPostgres } from '../helpers/database.js';
 
 /*
- * `idp users send-reset U` (CONTRACT.md §7), run as the real CLI: a reset link is queued in the
+ * `idp users send-reset U` (CONTRACT.md §7), run in process through the CLI's own parsing and execution (test/helpers/cli-in-process.ts): a reset link is queued in the
  * outbox for the user's address, audited as the operator's, and never printed; an unknown, deleted
  * or disabled user, or one without an address, is an exit 1 that says why.
  */
@@ -20,18 +14,25 @@ import { usingPostgres } from '../helpers/database.js';
 const TIMEOUT = 60_000;
 const PUBLIC_URL = 'https://id.example.test';
 
-let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
+let cli: InProcessCli | undefined;
 
 beforeAll(async () => {
-  database = await cliDatabase('idp-send-reset-', { PUBLIC_URL });
+  cli = await inProcessCli({ PUBLIC_URL });
 });
 
 afterAll(async () => {
-  await stopAllChildren();
-  await database?.drop();
+  await cli?.database.drop();
 });
 
-const idp = (args: readonly string[]): Promise<ProcessResult> => runIdp(args, { env: database?.env ?? {} });
+function idp(args: readonly string[]): Promise<ProcessResult> {
+  if (!cli) throw new Error('no CLI');
+  return cli.idp(args);
+}
+
+function withDatabase<T>(work: (db: DatabaseHandle['db']) => Promise<T>): Promise<T> {
+  if (!cli) throw new Error('no CLI');
+  return work(cli.database.db);
+}
 
 async function createUser(username: string, email?: string) {
   succeeded(
@@ -50,7 +51,7 @@ async function createUser(username: string, email?: string) {
 
 /** The queued messages to `recipient`, with their bodies (read as the worker would). */
 function queuedTo(recipient: string) {
-  return withCliDatabase(database?.env ?? {}, (db) =>
+  return withDatabase((db) =>
     db
       .selectFrom('mail_outbox')
       .select(['kind', 'locale', 'subject', 'text_body', 'html_body'])
@@ -80,7 +81,7 @@ describe(`idp users send-reset on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, (
     expect(token).toBeDefined();
     expect(mail?.html_body).toContain(`${PUBLIC_URL}/password/reset?token=${token}`);
     // Stored as its hash only, valid 30 minutes.
-    const links = await withCliDatabase(database?.env ?? {}, (db) =>
+    const links = await withDatabase((db) =>
       db.selectFrom('password_resets').select(['token_hash', 'created_at', 'expires_at']).execute(),
     );
     expect(links).toHaveLength(1);
@@ -105,7 +106,7 @@ describe(`idp users send-reset on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, (
     failed(await idp(['users', 'send-reset', 'olga', '--lang', 'de']), /--lang must be one of en, ru/);
   });
 
-  // The other refusals (deleted, disabled, no address) are the service's, tested in process in
+  // The other refusals (deleted, disabled, no address) are the service's, tested in
   // test/web/password-reset.test.ts; here, that a refusal is an exit 1 that says why.
   it('exits 1 for an unknown user, saying so', { timeout: TIMEOUT }, async () => {
     failed(await idp(['users', 'send-reset', 'nobody_here']), /no user named nobody_here/);
