@@ -66,6 +66,8 @@ export interface BrowserSessionsTable {
   id_hash: string;
   user_id: number;
   auth_time: Timestamp;
+  /** RFC 8176 methods of the sign-in (CONTRACT.md §8). */
+  amr: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Timestamp;
   expires_at: Timestamp;
   user_agent: string | null;
@@ -83,6 +85,8 @@ export interface AuthorizationRequestsTable {
   prompt: string | null;
   /** OIDC Core §3.1.2.1 max_age in seconds, or null. */
   max_age: number | null;
+  /** `acr_values=mfa` was asked for (CONTRACT.md §8). */
+  require_mfa: ColumnType<boolean, boolean | undefined, boolean>;
   stale_session_hash: string | null;
   created_at: Timestamp;
   expires_at: Timestamp;
@@ -106,6 +110,8 @@ export interface AuthorizationCodesTable {
   code_challenge: string | null;
   nonce: string | null;
   auth_time: Timestamp;
+  /** RFC 8176 methods of the sign-in the code was issued from. */
+  amr: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Timestamp;
   expires_at: Timestamp;
   consumed_at: Timestamp | null;

@@ -8,6 +8,7 @@ import { consentCovers, issueCode } from '../modules/oauth/authorize/code.servic
 import { errorRedirect } from '../modules/oauth/authorize/error-redirect.js';
 import {
   isPendingRequestId,
+  needsSecondFactor,
   restorePendingRequest,
   savePendingRequest,
   sessionSatisfies,
@@ -18,6 +19,9 @@ import type { Scope } from '../modules/oauth/scopes.js';
 import { issueCsrfToken } from './csrf.js';
 import { PageError, renderPage } from './pages.js';
 import { loadSession } from './session.js';
+
+/** The second step of sign-in for a pending request (or the enrolment of a first factor). */
+const secondFactorUrl = (id: string) => `/signin/second-factor?request=${encodeURIComponent(id)}`;
 
 /** The pending request's own URL: the language switch of its pages re-renders it from there. */
 const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${encodeURIComponent(id)}`;
@@ -65,6 +69,13 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session?.idHash ?? null));
       return reply.redirect(`/signin?request=${encodeURIComponent(id)}`);
     }
+    if (needsSecondFactor(authz, session)) {
+      if (authz.prompt.has('none'))
+        return fail('login_required', 'The request needs a second factor the user has not used.');
+      // The second step, or the enrolment of a factor, then back to this request (CONTRACT.md §8).
+      const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session.idHash));
+      return reply.redirect(secondFactorUrl(id));
+    }
 
     if (!authz.prompt.has('consent') && (await consentCovers(db, session.userId, authz))) {
       if (pending && !(await usePendingRequest(db, ctx, pending.id, authz.client))) {
@@ -73,6 +84,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const location = await issueCode(db, ctx, authz, {
         userId: session.userId,
         authTime: session.authTime,
+        amr: session.amr,
         scopes: authz.scopes,
       });
       return reply.redirect(location);
@@ -156,6 +168,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       if (!session || !sessionSatisfies(restored.request, session, restored, ctx.clock.now())) {
         return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
       }
+      if (needsSecondFactor(restored.request, session)) return reply.redirect(secondFactorUrl(id), 303);
       const authz = await usePendingRequest(db, ctx, id, client);
       if (!authz) throw new PageError(400, 'request_expired');
       await auditRequest(deps.db, deps.ctx, request, {
@@ -178,6 +191,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const location = await issueCode(db, ctx, authz, {
         userId: session.userId,
         authTime: session.authTime,
+        amr: session.amr,
         scopes: authz.scopes.filter((scope) => !withheld.includes(scope)),
         remember: { withheld },
       });

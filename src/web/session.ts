@@ -3,6 +3,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Deps } from '../context.js';
+import { type AuthenticationMethod, PASSWORD_ONLY } from '../lib/amr.js';
 import { hashSecret } from '../lib/secrets.js';
 import {
   deleteExpiredSessionsOfUser,
@@ -17,6 +18,8 @@ export interface BrowserSession {
   userId: number;
   /** When the user last entered their password (OIDC `auth_time`). */
   authTime: Date;
+  /** How the user signed in (RFC 8176). */
+  amr: readonly string[];
 }
 
 export const SESSION_COOKIE = 'idp_session';
@@ -76,19 +79,21 @@ async function lookUp(request: FastifyRequest, deps: Deps): Promise<BrowserSessi
   const id = presentedSessionId(request);
   if (!id) return null;
   const row = await findActiveSession(deps.db, hashSecret(id), deps.ctx.clock.now());
-  return row ? { idHash: row.idHash, userId: row.userId, authTime: row.authTime } : null;
+  return row ? { idHash: row.idHash, userId: row.userId, authTime: row.authTime, amr: row.amr } : null;
 }
 
 /**
  * Starts a session for a user who just signed in. The session id is always new (256 bits), and the
  * session this browser held before, if any, is deleted: rotating the id at sign-in defeats session
- * fixation (OWASP Session Management). Only the id's SHA-256 hash is stored.
+ * fixation (OWASP Session Management). Only the id's SHA-256 hash is stored. `amr` says how the
+ * user signed in (a password alone unless said otherwise).
  */
 export async function startSession(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
   userId: number,
+  amr: readonly AuthenticationMethod[] = PASSWORD_ONLY,
 ): Promise<BrowserSession> {
   const { db } = deps;
   const { clock, config } = deps.ctx;
@@ -97,12 +102,13 @@ export async function startSession(
 
   const id = randomBytes(32).toString('base64url');
   const now = clock.now();
-  const session: BrowserSession = { idHash: hashSecret(id), userId, authTime: now };
+  const session: BrowserSession = { idHash: hashSecret(id), userId, authTime: now, amr };
   await deleteExpiredSessionsOfUser(db, userId, now);
   await insertSession(db, {
     idHash: session.idHash,
     userId,
     authTime: now,
+    amr: [...amr],
     createdAt: now,
     expiresAt: new Date(now.getTime() + config.SESSION_TTL_SECONDS * 1000),
     userAgent: request.headers['user-agent']?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Context, Deps } from '../context.js';
+import { PASSWORD_ONLY } from '../lib/amr.js';
 import { authenticate, type SignUpField, type SignUpProblem } from '../modules/accounts/accounts.service.js';
 import { signUpAndSendVerification } from '../modules/accounts/email-verification.service.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
 import { issueCsrfToken } from './csrf.js';
-import { rememberBrowser, trustedBrowser } from './device-cookie.js';
+import { trustedBrowser } from './device-cookie.js';
 import type { SignInError } from './i18n/index.js';
 import {
   destination,
@@ -21,6 +22,7 @@ import {
 } from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
 import { endSession, startSession } from './session.js';
+import { completeSignIn } from './sign-in-completion.js';
 
 const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password });
 const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password, email: text });
@@ -135,9 +137,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
           ? renderSignIn(ctx, request, reply, { flow, username, error: 'account_disabled', status: 403 })
           : renderSignIn(ctx, request, reply, { flow, username, error: 'wrong_credentials', status: 401 });
       }
-      await startSession(request, reply, deps, result.user.id);
-      rememberBrowser(request, reply, ctx, result.user.id);
-      return reply.redirect(destination(flow), 303);
+      return completeSignIn(request, reply, deps, { userId: result.user.id, amr: PASSWORD_ONLY, flow });
     },
   );
 

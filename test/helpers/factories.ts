@@ -115,11 +115,13 @@ export async function mintCode(
     codeChallenge: options.codeChallenge ?? null,
     prompt: new Set(),
     maxAge: null,
+    requireMfa: false,
   };
   // As the consent page does: the user allows the scopes, which are remembered with the code.
   const location = await issueCode(deps.db, deps.ctx, request, {
     userId: user.id,
     authTime: t.clock.now(),
+    amr: ['pwd'],
     scopes,
     remember: { withheld: [] },
   });

@@ -182,7 +182,12 @@ describe('loadSession', () => {
     const { session } = await signIn(t.app);
     expect(await probe(session)).toEqual({
       memoized: true,
-      session: { idHash: hashSecret(session), userId: aliceId, authTime: t.clock.now().toISOString() },
+      session: {
+        idHash: hashSecret(session),
+        userId: aliceId,
+        authTime: t.clock.now().toISOString(),
+        amr: ['pwd'],
+      },
     });
   });
 

@@ -9,6 +9,7 @@ export interface ActiveSession {
   idHash: string;
   userId: number;
   authTime: Date;
+  amr: string[];
   expiresAt: Date;
 }
 
@@ -16,6 +17,7 @@ export interface NewSession {
   idHash: string;
   userId: number;
   authTime: Date;
+  amr: string[];
   createdAt: Date;
   expiresAt: Date;
   userAgent: string | null;
@@ -29,6 +31,7 @@ export async function insertSession(db: Kysely<Database>, session: NewSession): 
       id_hash: session.idHash,
       user_id: session.userId,
       auth_time: session.authTime,
+      amr: session.amr,
       created_at: session.createdAt,
       expires_at: session.expiresAt,
       user_agent: session.userAgent,
@@ -53,6 +56,7 @@ export async function findActiveSession(
       'browser_sessions.id_hash',
       'browser_sessions.user_id',
       'browser_sessions.auth_time',
+      'browser_sessions.amr',
       'browser_sessions.expires_at',
     ])
     .where('browser_sessions.id_hash', '=', idHash)
@@ -64,6 +68,7 @@ export async function findActiveSession(
     idHash: row.id_hash,
     userId: row.user_id,
     authTime: row.auth_time,
+    amr: row.amr,
     expiresAt: row.expires_at,
   };
 }

@@ -22,6 +22,7 @@ export interface RedeemedCode {
   scopes: string[];
   nonce: string | null;
   authTime: Date;
+  amr: string[];
   refreshIssued: boolean;
   user: User;
 }
@@ -37,6 +38,7 @@ export async function insertAuthorizationCode(
     codeChallenge: string | null;
     nonce: string | null;
     authTime: Date;
+    amr: string[];
     at: Date;
     expiresAt: Date;
   },
@@ -52,6 +54,7 @@ export async function insertAuthorizationCode(
       code_challenge: code.codeChallenge,
       nonce: code.nonce,
       auth_time: code.authTime,
+      amr: code.amr,
       created_at: code.at,
       expires_at: code.expiresAt,
     })
@@ -95,6 +98,7 @@ export async function redeemAuthorizationCode(
       r_scopes: string[];
       r_nonce: string | null;
       r_auth_time: Date;
+      r_amr: string[];
       r_refresh_issued: boolean;
     }
   >`
@@ -133,7 +137,7 @@ export async function redeemAuthorizationCode(
       returning grant_id
     )
     select ${USER_SELECT}, g.id as r_grant_id, code.scopes as r_scopes, code.nonce as r_nonce,
-      code.auth_time as r_auth_time, exists (select 1 from r) as r_refresh_issued
+      code.auth_time as r_auth_time, code.amr as r_amr, exists (select 1 from r) as r_refresh_issued
     from code, g, a, users u
     where u.id = code.user_id
   `.execute(db);
@@ -144,6 +148,7 @@ export async function redeemAuthorizationCode(
     scopes: row.r_scopes,
     nonce: row.r_nonce,
     authTime: row.r_auth_time,
+    amr: row.r_amr,
     refreshIssued: row.r_refresh_issued,
     user: toUser(row),
   };

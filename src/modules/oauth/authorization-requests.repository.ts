@@ -12,6 +12,7 @@ export interface PendingRequest {
   /** The `prompt` values, space-separated, or null. */
   prompt: string | null;
   maxAge: number | null;
+  requireMfa: boolean;
   /** The browser session present when the request was stored, or null. */
   staleSessionHash: string | null;
 }
@@ -26,6 +27,7 @@ function toPendingRequest(row: Selectable<AuthorizationRequestsTable>): PendingR
     codeChallenge: row.code_challenge,
     prompt: row.prompt,
     maxAge: row.max_age,
+    requireMfa: row.require_mfa,
     staleSessionHash: row.stale_session_hash,
   };
 }
@@ -46,6 +48,7 @@ export async function insertAuthorizationRequest(
       code_challenge: request.codeChallenge,
       prompt: request.prompt,
       max_age: request.maxAge,
+      require_mfa: request.requireMfa,
       stale_session_hash: request.staleSessionHash,
       created_at: request.at,
       expires_at: request.expiresAt,

@@ -1,9 +1,22 @@
+import { MFA_ACR } from '../../lib/amr.js';
 import { ALL_SCOPES, claimsFor } from '../oauth/scopes.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
 import type { DiscoveryDocument } from './oidc.schemas.js';
 
 /** Claims of the id_token itself, besides the profile claims the scopes release (OIDC Core §2). */
-const PROTOCOL_CLAIMS = ['sub', 'id', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash'];
+const PROTOCOL_CLAIMS = [
+  'sub',
+  'id',
+  'iss',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'at_hash',
+  'amr',
+  'acr',
+];
 
 /** Client authentication at the token, revocation and introspection endpoints (CONTRACT.md §5). */
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
@@ -37,6 +50,8 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     code_challenge_methods_supported: ['S256'],
     claims_supported: [...new Set([...PROTOCOL_CLAIMS, ...claimsFor(ALL_SCOPES)])],
     prompt_values_supported: ['none', 'login', 'consent'],
+    // CONTRACT.md §8: `acr_values=mfa` requires a second factor; the id_token's acr says it was used.
+    acr_values_supported: [MFA_ACR],
     // RFC 9207: authorize redirects carry `iss`.
     authorization_response_iss_parameter_supported: true,
     request_parameter_supported: false,

@@ -3,6 +3,7 @@ import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { acrOf } from '../../lib/amr.js';
 import type { User } from '../accounts/user.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
@@ -21,6 +22,8 @@ export interface IdTokenInput {
   nonce: string | null;
   /** When the user signed in (OIDC Core §2 `auth_time`). */
   authTime: Date;
+  /** How the user signed in (RFC 8176), and so the `acr` (CONTRACT.md §8). */
+  amr: readonly string[];
   /** The access token issued alongside, for `at_hash` (OIDC Core §3.1.3.6). */
   accessToken?: string;
 }
@@ -58,6 +61,9 @@ export async function signIdToken(
     exp: iat + ID_TOKEN_TTL_SECONDS,
     auth_time: Math.floor(input.authTime.getTime() / 1000),
   };
+  claims.amr = input.amr;
+  const acr = acrOf(input.amr);
+  if (acr !== undefined) claims.acr = acr;
   if (input.nonce !== null) claims.nonce = input.nonce;
   if (input.accessToken !== undefined) claims.at_hash = accessTokenHash(input.accessToken);
   return new SignJWT(claims)

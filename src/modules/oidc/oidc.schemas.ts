@@ -37,6 +37,7 @@ export const discoverySchema = z.object({
   code_challenge_methods_supported: strings,
   claims_supported: strings,
   prompt_values_supported: strings,
+  acr_values_supported: strings,
   authorization_response_iss_parameter_supported: z.boolean(),
   request_parameter_supported: z.boolean(),
   request_uri_parameter_supported: z.boolean(),

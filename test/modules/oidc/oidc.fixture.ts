@@ -57,5 +57,6 @@ export const sign = (overrides: Partial<Parameters<typeof signIdToken>[2]> = {})
     scopes: ['openid', 'profile', 'email', 'verified'],
     nonce: null,
     authTime: t.clock.now(),
+    amr: ['pwd'],
     ...overrides,
   });

@@ -137,7 +137,16 @@ describe('id_token', () => {
     expect(withoutEmail).not.toHaveProperty('email_verified');
     expect(withoutEmail).toMatchObject({ preferred_username: 'oidc_alice', verification_level: 2 });
     const openidOnly = (await verify(await sign({ scopes: ['openid'] }))).payload;
-    expect(Object.keys(openidOnly).sort()).toEqual(['aud', 'auth_time', 'exp', 'iat', 'id', 'iss', 'sub']);
+    expect(Object.keys(openidOnly).sort()).toEqual([
+      'amr',
+      'aud',
+      'auth_time',
+      'exp',
+      'iat',
+      'id',
+      'iss',
+      'sub',
+    ]);
   });
 
   it('is refused once expired, and for another audience or issuer', async () => {
@@ -156,11 +165,16 @@ describe('id_token', () => {
   });
 
   it('can be signed inside a transaction, with the key read in it', async () => {
-    const idToken = await t.database.db
-      .transaction()
-      .execute((trx) =>
-        signIdToken(trx, ctx, { user, clientId, scopes: ['openid'], nonce: 'n', authTime: t.clock.now() }),
-      );
+    const idToken = await t.database.db.transaction().execute((trx) =>
+      signIdToken(trx, ctx, {
+        user,
+        clientId,
+        scopes: ['openid'],
+        nonce: 'n',
+        authTime: t.clock.now(),
+        amr: ['pwd'],
+      }),
+    );
     const { payload } = await verify(idToken);
     expect(payload.nonce).toBe('n');
   });

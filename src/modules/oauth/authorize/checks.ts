@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../../db/schema.js';
+import { MFA_ACR } from '../../../lib/amr.js';
 import { ApiError, InvalidRequest, InvalidScope } from '../../../lib/errors.js';
 import { isS256Challenge } from '../../../lib/pkce.js';
 import { isCustomScheme, redirectUriMatches } from '../../../lib/redirect-uri.js';
@@ -144,6 +145,13 @@ function maxAge(query: Query, request: AuthorizationRequest, fail: Fail): void {
   request.maxAge = value === undefined ? null : Number(value);
 }
 
+function acrValues(query: Query, request: AuthorizationRequest, fail: Fail): void {
+  // OIDC Core §3.1.2.1: space-separated, in order of preference; `mfa` is the only class asserted
+  // (CONTRACT.md §8), and a value the service does not know is no reason to refuse the request.
+  const values = (single(query, 'acr_values', fail) ?? '').split(' ');
+  request.requireMfa = values.includes(MFA_ACR);
+}
+
 /**
  * The checks that answer by a redirect, in order (after node-oidc-provider's
  * lib/actions/authorization/); the client and its redirect_uri were checked before them.
@@ -158,6 +166,7 @@ const CHECKS: readonly Check[] = [
   nonce, // OIDC Core §3.1.2.1: echoed in the id_token
   prompt, // OIDC Core §3.1.2.1: none, login, consent; none stands alone
   maxAge, // OIDC Core §3.1.2.1: whole seconds since the last sign-in
+  acrValues, // OIDC Core §3.1.2.1, CONTRACT.md §8: acr_values=mfa requires a second factor
 ];
 
 /**
@@ -183,6 +192,7 @@ export async function checkAuthorizeRequest(
     codeChallenge: null,
     prompt: new Set(),
     maxAge: null,
+    requireMfa: false,
   };
   for (const check of CHECKS) check(query, request, fail);
   return request;

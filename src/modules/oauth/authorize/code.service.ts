@@ -29,7 +29,13 @@ export async function issueCode(
   db: Kysely<Database>,
   ctx: Context,
   request: AuthorizationRequest,
-  grant: { userId: number; authTime: Date; scopes: Scope[]; remember?: { withheld: Scope[] } },
+  grant: {
+    userId: number;
+    authTime: Date;
+    amr: readonly string[];
+    scopes: Scope[];
+    remember?: { withheld: Scope[] };
+  },
 ): Promise<string> {
   const code = generateSecret('authorizationCode');
   const now = ctx.clock.now();
@@ -55,6 +61,7 @@ export async function issueCode(
       codeChallenge: request.codeChallenge,
       nonce: request.nonce,
       authTime: grant.authTime,
+      amr: [...grant.amr],
       at: now,
       expiresAt: new Date(now.getTime() + AUTHORIZATION_CODE_TTL_MS),
     });

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../../context.js';
 import type { Database } from '../../../db/schema.js';
+import { isMultiFactor } from '../../../lib/amr.js';
 import { redirectUriMatches } from '../../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../../lib/secrets.js';
 import type { Client } from '../../clients/client.js';
@@ -47,6 +48,7 @@ export async function savePendingRequest(
     codeChallenge: request.codeChallenge,
     prompt: [...request.prompt].join(' ') || null,
     maxAge: request.maxAge,
+    requireMfa: request.requireMfa,
     staleSessionHash,
     at: now,
     expiresAt: new Date(now.getTime() + PENDING_REQUEST_TTL_MS),
@@ -64,6 +66,7 @@ function toAuthorizationRequest(pending: PendingRequest, client: Client): Author
     codeChallenge: pending.codeChallenge,
     prompt: new Set((pending.prompt ?? '').split(' ').filter(Boolean) as Prompt[]),
     maxAge: pending.maxAge,
+    requireMfa: pending.requireMfa,
   };
 }
 
@@ -123,6 +126,17 @@ export function sessionSatisfies(
     return now.getTime() - session.authTime.getTime() <= request.maxAge * 1000;
   }
   return true;
+}
+
+/**
+ * Whether the request asked for a second factor (`acr_values=mfa`) that this session's sign-in did
+ * not use: the user must pass one (or enrol one) before a code is issued (CONTRACT.md §8).
+ */
+export function needsSecondFactor(
+  request: AuthorizationRequest,
+  session: { amr: readonly string[] },
+): boolean {
+  return request.requireMfa && !isMultiFactor(session.amr);
 }
 
 /**

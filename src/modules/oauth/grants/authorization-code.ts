@@ -99,6 +99,7 @@ export const authorizationCode: Grant = {
             scopes: redeemed.scopes,
             nonce: redeemed.nonce,
             authTime: redeemed.authTime,
+            amr: redeemed.amr,
             accessToken: tokens.accessToken,
           },
           signer,

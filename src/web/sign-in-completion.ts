@@ -1,0 +1,22 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Deps } from '../context.js';
+import type { AuthenticationMethod } from '../lib/amr.js';
+import { rememberBrowser } from './device-cookie.js';
+import { destination, type Flow } from './page-forms.js';
+import { startSession } from './session.js';
+
+/**
+ * The end of every sign-in, however it went (a password alone, a password and a second factor, a
+ * passkey): a new session recording the methods used (RFC 8176 `amr`), this browser remembered as
+ * one the account signs in from, and the way on to where the person was going.
+ */
+export async function completeSignIn(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  sign: { userId: number; amr: readonly AuthenticationMethod[]; flow: Flow },
+): Promise<FastifyReply> {
+  await startSession(request, reply, deps, sign.userId, sign.amr);
+  rememberBrowser(request, reply, deps.ctx, sign.userId);
+  return reply.redirect(destination(sign.flow), 303);
+}
