@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { verifyPassword } from '../../src/lib/password.js';
@@ -17,33 +18,56 @@ import {
   succeeded,
   withCliDatabase,
 } from '../helpers/cli.js';
-import { usingPostgres } from '../helpers/database.js';
+import { type SharedCli, sharedInProcessCli } from '../helpers/cli-in-process.js';
+import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
 
 /*
- * The operator CLI of CONTRACT.md §2, run as the real `node bin/idp.js` child process against the
- * database the environment selects: a fresh PGlite DATA_DIR, or with TEST_DATABASE_URL a fresh
- * PostgreSQL database. Tests run in order and build on each other's data.
+ * The operator CLI of CONTRACT.md §2 against the database the environment selects: a fresh PGlite
+ * DATA_DIR, or with TEST_DATABASE_URL a fresh PostgreSQL database. The commands run in process
+ * through the CLI's own parsing and execution (test/helpers/cli-in-process.ts) on that database;
+ * the real `node bin/idp.js` and `node bin/server.js` run only for what a process does: its exit
+ * status, the data directory's lock, and commands handed to a running server. Tests run in order
+ * and build on each other's data.
  */
 
 const TIMEOUT = 60_000;
+const COOKIE_SECRET = 'a-production-cookie-secret-of-enough-length-0123456789';
 
 let dataDir = '';
 let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 /** The environment of every child: the database of this file and nothing inherited beyond PATH/HOME. */
 let env: Record<string, string> = {};
+/** The CLI in this process, on the same database, until the server section hands it to the server. */
+let cli: SharedCli | undefined;
 
 beforeAll(async () => {
-  database = await cliDatabase('idp-cli-test-', {}, { empty: true }); // the first migrate applies everything
+  // On PostgreSQL an empty database; on PGlite a copy of the migrated template, emptied below.
+  database = await cliDatabase('idp-cli-test-', {}, { empty: usingPostgres });
   env = database.env;
   dataDir = database.dataDir;
+  cli = await sharedInProcessCli(env);
+  if (!usingPostgres) {
+    // A database no migration has touched, without the seconds of CPU that initdb of an empty
+    // data directory costs: the migrations make everything they need inside this schema.
+    await sql`drop schema public cascade`.execute(cli.db);
+    await sql`create schema public`.execute(cli.db);
+  }
 });
 
 afterAll(async () => {
   await stopAllChildren();
+  await cli?.close();
   await database?.drop();
 });
 
+/** A command run in this process while it holds the database. */
 function idp(args: readonly string[], stdin?: string): Promise<ProcessResult> {
+  if (!cli) throw new Error('the in-process CLI has handed the database over');
+  return cli.idp(args, stdin);
+}
+
+/** The real `node bin/idp.js` on this file's database. */
+function spawnIdp(args: readonly string[], stdin?: string): Promise<ProcessResult> {
   return runIdp(args, { env, stdin });
 }
 
@@ -84,6 +108,7 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}, no server runni
   }, async () => {
     const never = path.join(os.tmpdir(), `idp-never-made-${process.pid}-${Date.now()}`);
     const noDatabase = childEnv({ DATA_DIR: never });
+    // Real processes: what bin/idp.js does before it opens a database is the point here.
     failed(
       await runIdp(['wallet', 'credit', 'alice', '0x10'], { env: noDatabase }),
       /AMOUNT must be a number/,
@@ -93,6 +118,41 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}, no server runni
       /--period must be month or year/,
     );
     await expect(stat(never)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('refuses demo when NODE_ENV=production, before the database is touched', {
+    timeout: TIMEOUT,
+  }, async () => {
+    // A real process on a database of its own that nothing has touched yet: bin/idp.js must refuse
+    // before it opens (and, on PGlite, creates) the database.
+    const production = { NODE_ENV: 'production', COOKIE_SECRET };
+    const demoRefused =
+      /demo is refused when NODE_ENV=production: it creates a user whose password is published/;
+    if (usingPostgres) {
+      const untouched = await createEmptyPostgresDatabase();
+      try {
+        const untouchedEnv = childEnv({ DATABASE_URL: untouched.url, ...production });
+        failed(await runIdp(['demo', '--json'], { env: untouchedEnv }), demoRefused);
+        // Not even opened: no table was migrated.
+        const clientsTable = await withCliDatabase(
+          untouchedEnv,
+          async (db) =>
+            (await sql<{ table: string | null }>`select to_regclass('clients')::text as table`.execute(db))
+              .rows[0],
+        );
+        expect(clientsTable?.table).toBeNull();
+      } finally {
+        await untouched.drop();
+      }
+    } else {
+      const never = path.join(os.tmpdir(), `idp-never-made-demo-${process.pid}-${Date.now()}`);
+      failed(
+        await runIdp(['demo', '--json'], { env: childEnv({ DATA_DIR: never, ...production }) }),
+        demoRefused,
+      );
+      // Not even opened: no embedded database was created.
+      await expect(stat(never)).rejects.toMatchObject({ code: 'ENOENT' });
+    }
   });
 
   it('users create --json prints exactly {id, username}', { timeout: TIMEOUT }, async () => {
@@ -282,6 +342,10 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   const socketPath = () => path.join(dataDir, 'idp.sock');
 
   beforeAll(async () => {
+    // From here on the database is the server's: this process lets go of it and of its lock.
+    await cli?.close();
+    cli = undefined;
+    // A real server: commands handed to it over its control socket, its lock, its exit on SIGTERM.
     server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' } });
   }, TIMEOUT);
 
@@ -295,7 +359,8 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   }
 
   it('clients create works through the running server', { timeout: TIMEOUT }, async () => {
-    const client = succeeded(await idp([...shop.slice(0, 3), 'Server Shop', ...shop.slice(4)]));
+    // A real process: on PGlite it finds the directory locked and hands the command to the server.
+    const client = succeeded(await spawnIdp([...shop.slice(0, 3), 'Server Shop', ...shop.slice(4)]));
     expect(client).toMatchObject({
       client_id: expect.stringMatching(CLIENT_ID),
       client_secret: expect.stringMatching(CLIENT_SECRET),
@@ -318,8 +383,17 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   it('an incident opened through the CLI shows at the server /api/v1/platform/status', {
     timeout: TIMEOUT,
   }, async () => {
+    // A real process, so that the server is the one that has to see the change.
     const opened = succeeded(
-      await idp(['incidents', 'open', '--title', 'Sign-in errors', '--message', 'Investigating', '--json']),
+      await spawnIdp([
+        'incidents',
+        'open',
+        '--title',
+        'Sign-in errors',
+        '--message',
+        'Investigating',
+        '--json',
+      ]),
     );
     expect(opened).toMatchObject({ title: 'Sign-in errors', severity: 'minor', status: 'open' });
 
@@ -338,13 +412,24 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   });
 
   it('users create --password-stdin works through the running server', { timeout: TIMEOUT }, async () => {
+    // A real process: its stdin is read there and handed to the server with the command.
     const user = succeeded(
-      await idp(
+      await spawnIdp(
         ['users', 'create', '--username', 'carol', '--password-stdin', '--json'],
         'stdin password 2\n',
       ),
     );
     expect(user).toEqual({ id: expect.any(Number), username: 'carol' });
+  });
+
+  it('demo is refused when NODE_ENV=production even when a server answers on the socket', {
+    timeout: TIMEOUT,
+  }, async () => {
+    // A real process: its own production check comes before it looks for a server to hand it to.
+    failed(
+      await runIdp(['demo', '--json'], { env: { ...env, NODE_ENV: 'production', COOKIE_SECRET } }),
+      /refused when NODE_ENV=production/,
+    );
   });
 
   it.skipIf(usingPostgres)(
@@ -353,6 +438,7 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
       timeout: TIMEOUT,
     },
     async () => {
+      // A real process: the data directory's lock is between processes.
       const second = await runNode('bin/server.js', [], {
         env: { ...env, PORT: '0', HOST: '127.0.0.1', PUBLIC_URL: 'http://127.0.0.1:9' },
         timeoutMs: 20_000,
@@ -374,7 +460,8 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   });
 
   it('after the server stops, the CLI works directly on the same data', { timeout: TIMEOUT }, async () => {
-    const listing = succeeded(await idp(['clients', 'list', '--json']));
+    // A real process: the stopped server released the lock, and the CLI opens the directory itself.
+    const listing = succeeded(await spawnIdp(['clients', 'list', '--json']));
     const clients = listing.clients as Array<{ client_id: string }>;
     expect(clients.map((client) => client.client_id).sort()).toEqual([shopClientId, serverClientId].sort());
   });

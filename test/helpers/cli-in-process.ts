@@ -1,4 +1,8 @@
+import type { Kysely } from 'kysely';
 import { executeCommand, prepareCommand } from '../../src/cli/run-command.js';
+import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
+import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
+import type { Database } from '../../src/db/schema.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { testConfig } from './app.js';
 import type { ProcessResult } from './cli.js';
@@ -12,22 +16,75 @@ import { createTestDatabase, type TestDatabase } from './database.js';
  * lock, commands handed to a running server).
  */
 export interface InProcessCli {
-  idp(args: readonly string[], stdin?: string): Promise<ProcessResult>;
+  idp: Idp;
+  /** The same commands with more configuration (an SMTP_URL, NODE_ENV=production…). */
+  withEnv(extra: Record<string, string>): Idp;
   database: TestDatabase;
+}
+
+/** `idp <args>` with `stdin` for `--password-stdin`: what the process would print, and its exit code. */
+export type Idp = (args: readonly string[], stdin?: string) => Promise<ProcessResult>;
+
+/**
+ * The CLI on `db` with the configuration `env` gives (over the tests' defaults: a silent log, no
+ * rate limits), on the system clock as bin/idp.js runs.
+ */
+export function idpOn(db: Kysely<Database>, env: Record<string, string> = {}): Idp {
+  const config = testConfig({ LOG_LEVEL: 'silent', ...env });
+  return async (args, stdin) => {
+    const prepared = prepareCommand(args);
+    const output =
+      'exitCode' in prepared
+        ? prepared
+        : await executeCommand(prepared, { db, config, clock: systemClock, stdin });
+    return { code: output.exitCode, signal: null, stdout: output.stdout, stderr: output.stderr };
+  };
 }
 
 export async function inProcessCli(env: Record<string, string> = {}): Promise<InProcessCli> {
   const database = await createTestDatabase();
-  const config = testConfig({ LOG_LEVEL: 'silent', ...env });
   return {
     database,
-    async idp(args, stdin) {
-      const prepared = prepareCommand(args);
-      const output =
-        'exitCode' in prepared
-          ? prepared
-          : await executeCommand(prepared, { db: database.db, config, clock: systemClock, stdin });
-      return { code: output.exitCode, signal: null, stdout: output.stdout, stderr: output.stderr };
+    idp: idpOn(database.db, env),
+    withEnv: (extra) => idpOn(database.db, { ...env, ...extra }),
+  };
+}
+
+/** The in-process CLI on a database that child processes use too; `close()` hands it back to them. */
+export interface SharedCli {
+  idp: Idp;
+  db: Kysely<Database>;
+  /** Closes this process's connection, and the data directory's lock, so that a child can open it. */
+  close(): Promise<void>;
+}
+
+/**
+ * The in-process CLI on the database of a child's environment (see test/helpers/cli.ts
+ * `cliDatabase`): its DATABASE_URL, or its DATA_DIR under the data directory's lock, opened as
+ * bin/idp.js opens them. A test file runs its commands here and spawns only what needs a process,
+ * on the same data, after `close()`.
+ */
+export async function sharedInProcessCli(
+  env: Record<string, string>,
+  configEnv: Record<string, string> = {},
+): Promise<SharedCli> {
+  let database: DatabaseHandle;
+  let release: () => Promise<void> = async () => undefined;
+  if (env.DATABASE_URL) {
+    database = openPostgres({ url: env.DATABASE_URL, poolMax: 2 });
+  } else {
+    const dataDir = env.DATA_DIR as string;
+    const lock = await tryLockDataDir(dataDir);
+    if (!lock) throw new Error(`${dataDir} is locked by another process`);
+    release = () => lock.release();
+    database = await openPglite(dataDir);
+  }
+  return {
+    db: database.db,
+    idp: idpOn(database.db, configEnv),
+    close: async () => {
+      await database.close();
+      await release();
     },
   };
 }
