@@ -41,11 +41,11 @@ let env: Record<string, string> = {};
 let cli: SharedCli | undefined;
 
 beforeAll(async () => {
-  // On PostgreSQL an empty database; on PGlite a copy of the migrated template, emptied below.
-  database = await cliDatabase('idp-cli-test-', {}, { empty: usingPostgres });
+  database = await cliDatabase('idp-cli-test-', {}, { empty: true });
   env = database.env;
   dataDir = database.dataDir;
-  cli = await sharedInProcessCli(env);
+  // On PostgreSQL the empty database; on PGlite a copy of the migrated template, emptied below.
+  cli = await sharedInProcessCli(env, { fromTemplate: true });
   if (!usingPostgres) {
     // A database no migration has touched, without the seconds of CPU that initdb of an empty
     // data directory costs: the migrations make everything they need inside this schema.

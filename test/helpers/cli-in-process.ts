@@ -6,7 +6,7 @@ import type { Database } from '../../src/db/schema.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { testConfig } from './app.js';
 import type { ProcessResult } from './cli.js';
-import { createTestDatabase, type TestDatabase } from './database.js';
+import { createTestDatabase, migratedTemplate, type TestDatabase } from './database.js';
 
 /**
  * The `idp` commands run in this process, through the CLI's own parsing and execution
@@ -66,7 +66,15 @@ export interface SharedCli {
  */
 export async function sharedInProcessCli(
   env: Record<string, string>,
-  configEnv: Record<string, string> = {},
+  options: {
+    /** The configuration of the commands (PUBLIC_URL…), over the tests' defaults. */
+    config?: Record<string, string>;
+    /**
+     * An empty or missing DATA_DIR starts as a copy of the migrated template, which costs no
+     * initdb; a PostgreSQL database is left as it is.
+     */
+    fromTemplate?: boolean;
+  } = {},
 ): Promise<SharedCli> {
   let database: DatabaseHandle;
   let release: () => Promise<void> = async () => undefined;
@@ -77,11 +85,11 @@ export async function sharedInProcessCli(
     const lock = await tryLockDataDir(dataDir);
     if (!lock) throw new Error(`${dataDir} is locked by another process`);
     release = () => lock.release();
-    database = await openPglite(dataDir);
+    database = await openPglite(dataDir, options.fromTemplate ? await migratedTemplate() : undefined);
   }
   return {
     db: database.db,
-    idp: idpOn(database.db, configEnv),
+    idp: idpOn(database.db, options.config),
     close: async () => {
       await database.close();
       await release();
