@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { executeCommand, prepareCommand } from '../../src/cli/run-command.js';
 import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Database } from '../../src/db/schema.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { testConfig } from './app.js';
@@ -86,6 +87,11 @@ export async function sharedInProcessCli(
      * initdb; a PostgreSQL database is left as it is.
      */
     fromTemplate?: boolean;
+    /**
+     * Whether to apply the pending migrations first, as bin/idp.js does before every command but
+     * `idp migrate` (default true).
+     */
+    migrate?: boolean;
   } = {},
 ): Promise<SharedCli> {
   let database: DatabaseHandle;
@@ -99,12 +105,11 @@ export async function sharedInProcessCli(
     release = () => lock.release();
     database = await openPglite(dataDir, options.fromTemplate ? await migratedTemplate() : undefined);
   }
-  return {
-    db: database.db,
-    idp: idpOn(database.db, options.config),
-    close: async () => {
-      await database.close();
-      await release();
-    },
+  const close = async () => {
+    await database.close();
+    await release();
   };
+  if (options.migrate !== false)
+    await migrateToLatest(database.db).catch((error) => close().then(() => Promise.reject(error)));
+  return { db: database.db, idp: idpOn(database.db, options.config), close };
 }

@@ -84,7 +84,7 @@ async function fill(idp: Idp): Promise<void> {
 
 /** Fills the database of `env` (migrated first) and returns its snapshot, letting go of it after. */
 async function filled(env: Record<string, string>): Promise<Awaited<ReturnType<typeof snapshot>>> {
-  const cli = await sharedInProcessCli(env, { fromTemplate: true });
+  const cli = await sharedInProcessCli(env, { fromTemplate: true, migrate: false });
   try {
     succeeded(await cli.idp(['migrate', '--json']));
     await fill(cli.idp);
@@ -98,7 +98,8 @@ async function expectRestored(
   restoredEnv: Record<string, string>,
   before: Awaited<ReturnType<typeof snapshot>>,
 ) {
-  const cli = await sharedInProcessCli(restoredEnv);
+  // Not migrated on opening: `idp migrate` must find nothing to apply on the restored database.
+  const cli = await sharedInProcessCli(restoredEnv, { migrate: false });
   try {
     expect(await snapshot(cli.db)).toEqual(before);
     expect(succeeded(await cli.idp(['migrate', '--json']))).toEqual({ applied: [] });
