@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendControlRequest } from '../../src/cli/control-socket.js';
 import { prepareCommand } from '../../src/cli/run-command.js';
 import { verifyPassword } from '../../src/lib/password.js';
 import {
@@ -18,7 +19,7 @@ import {
   succeeded,
   withCliDatabase,
 } from '../helpers/cli.js';
-import { sharedInProcessCli } from '../helpers/cli-in-process.js';
+import { type SharedCli, sharedInProcessCli } from '../helpers/cli-in-process.js';
 import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
 
 /*
@@ -139,9 +140,12 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   let server: RunningServer | undefined;
   const socketPath = () => path.join(dataDir, 'idp.sock');
 
+  /** On PostgreSQL, the in-process CLI on the database the server serves too. */
+  let direct: SharedCli | undefined;
+
   beforeAll(async () => {
     // What the server finds: made in direct mode, here in process on the same database, which
-    // this process then lets go of (and of its lock) for the server.
+    // this process then lets go of (on PGlite with its lock) for the server.
     const cli = await sharedInProcessCli(env, { fromTemplate: true });
     try {
       shopClientId = String(succeeded(await cli.idp(shop)).client_id);
@@ -153,15 +157,36 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
       );
       succeeded(await cli.idp(['status', 'set', 'maintenance', '--message', 'Upgrading', '--json']));
     } finally {
-      await cli.close();
+      if (usingPostgres) direct = cli;
+      else await cli.close();
     }
     // A real server: commands handed to it over its control socket, its lock, its exit on SIGTERM.
     server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' } });
-  }, TIMEOUT);
+  }, 2 * TIMEOUT);
 
   afterAll(async () => {
     await server?.stop();
+    await direct?.close();
   });
+
+  /**
+   * A command as bin/idp.js runs it while the server runs: on PGlite handed to the server over its
+   * control socket, here from this process (one test below spawns the process that does it); on
+   * PostgreSQL run directly on the database, here in process.
+   */
+  async function throughServer(args: readonly string[]): Promise<ProcessResult> {
+    if (direct) return direct.idp(args);
+    // The socket may open a moment after the server logs that it listens: bin/idp.js asks again
+    // every 200 ms too.
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const output = await sendControlRequest(socketPath(), { argv: [...args] });
+      if (output)
+        return { code: output.exitCode, signal: null, stdout: output.stdout, stderr: output.stderr };
+      if (Date.now() > deadline) throw new Error('no server answers on the control socket');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 
   function running(): RunningServer {
     if (!server) throw new Error('the server did not start');
@@ -169,8 +194,7 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   }
 
   it('clients create works through the running server', { timeout: TIMEOUT }, async () => {
-    // A real process: on PGlite it finds the directory locked and hands the command to the server.
-    const client = succeeded(await spawnIdp([...shop.slice(0, 3), 'Server Shop', ...shop.slice(4)]));
+    const client = succeeded(await throughServer([...shop.slice(0, 3), 'Server Shop', ...shop.slice(4)]));
     expect(client).toMatchObject({
       client_id: expect.stringMatching(CLIENT_ID),
       client_secret: expect.stringMatching(CLIENT_SECRET),
@@ -193,9 +217,8 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   it('an incident opened through the CLI shows at the server /api/v1/platform/status', {
     timeout: TIMEOUT,
   }, async () => {
-    // A real process, so that the server is the one that has to see the change.
     const opened = succeeded(
-      await spawnIdp([
+      await throughServer([
         'incidents',
         'open',
         '--title',
@@ -222,7 +245,8 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   });
 
   it('users create --password-stdin works through the running server', { timeout: TIMEOUT }, async () => {
-    // A real process: its stdin is read there and handed to the server with the command.
+    // A real process: on PGlite it finds the directory locked and hands the command, with the
+    // stdin it read, to the server.
     const user = succeeded(
       await spawnIdp(
         ['users', 'create', '--username', 'carol', '--password-stdin', '--json'],
