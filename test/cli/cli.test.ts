@@ -1,8 +1,10 @@
 import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
+import { sendControlRequest } from '../../src/cli/control-socket.js';
+import { prepareCommand } from '../../src/cli/run-command.js';
 import { verifyPassword } from '../../src/lib/password.js';
 import {
   childEnv,
@@ -17,15 +19,21 @@ import {
   succeeded,
   withCliDatabase,
 } from '../helpers/cli.js';
-import { usingPostgres } from '../helpers/database.js';
+import { type SharedCli, sharedInProcessCli } from '../helpers/cli-in-process.js';
+import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
 
 /*
- * The operator CLI of CONTRACT.md §2, run as the real `node bin/idp.js` child process against the
- * database the environment selects: a fresh PGlite DATA_DIR, or with TEST_DATABASE_URL a fresh
- * PostgreSQL database. Tests run in order and build on each other's data.
+ * The operator CLI of CONTRACT.md §2 as the real `node bin/idp.js` and `node bin/server.js` child
+ * processes, for what only a process shows: its exit status and what it does before it opens a
+ * database, the data directory's lock, and commands handed to a running server (on PGlite over its
+ * control socket). The database is the one the environment selects: a fresh PGlite DATA_DIR, or
+ * with TEST_DATABASE_URL a fresh PostgreSQL database. The commands themselves are tested in process
+ * (test/cli/commands.test.ts and the other files here). Tests run in order and build on each
+ * other's data.
  */
 
 const TIMEOUT = 60_000;
+const COOKIE_SECRET = 'a-production-cookie-secret-of-enough-length-0123456789';
 
 let dataDir = '';
 let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
@@ -33,7 +41,8 @@ let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 let env: Record<string, string> = {};
 
 beforeAll(async () => {
-  database = await cliDatabase('idp-cli-test-', {}, { empty: true }); // the first migrate applies everything
+  // An empty DATA_DIR, filled from the migrated template when first opened (no initdb).
+  database = await cliDatabase('idp-cli-test-', {}, { empty: true });
   env = database.env;
   dataDir = database.dataDir;
 });
@@ -43,7 +52,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-function idp(args: readonly string[], stdin?: string): Promise<ProcessResult> {
+/** The real `node bin/idp.js` on this file's database. */
+function spawnIdp(args: readonly string[], stdin?: string): Promise<ProcessResult> {
   return runIdp(args, { env, stdin });
 }
 
@@ -62,218 +72,67 @@ const shop = [
   '--json',
 ];
 
-/** `clients create` with one redirect URI. */
-function clientWithRedirect(uri: string, siteUrl = 'https://shop.example'): string[] {
-  return ['clients', 'create', '--name', 'Bad', '--site-url', siteUrl, '--redirect-uri', uri, '--json'];
-}
-
 const CLIENT_ID = /^pk_[A-Za-z0-9_-]{22,}$/;
 const CLIENT_SECRET = /^sk_[A-Za-z0-9_-]{43,}$/;
 
 let shopClientId = '';
 let serverClientId = '';
 
-describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}, no server running`, () => {
-  it('migrate --json applies every migration the first time, then none', { timeout: TIMEOUT }, async () => {
-    expect(succeeded(await idp(['migrate', '--json']))).toEqual({ applied: Object.keys(migrations) });
-    expect(succeeded(await idp(['migrate', '--json']))).toEqual({ applied: [] });
-  });
-
+describe('idp, the real process, before any database', () => {
   it('refuses a malformed argument before opening any database: no data directory is made', {
     timeout: TIMEOUT,
   }, async () => {
     const never = path.join(os.tmpdir(), `idp-never-made-${process.pid}-${Date.now()}`);
     const noDatabase = childEnv({ DATA_DIR: never });
+    // A real process: what bin/idp.js does before it opens a database is the point here.
     failed(
       await runIdp(['wallet', 'credit', 'alice', '0x10'], { env: noDatabase }),
       /AMOUNT must be a number/,
     );
+    // The same check of another command, in process: what prepareCommand refuses, bin/idp.js
+    // prints before it reads its configuration or opens a database.
+    const premium = prepareCommand(['premium', 'grant', 'alice', '--period', 'week', '--days', '3']);
+    if (!('exitCode' in premium)) throw new Error('the premium grant was not refused');
     failed(
-      await runIdp(['premium', 'grant', 'alice', '--period', 'week', '--days', '3'], { env: noDatabase }),
+      { code: premium.exitCode, signal: null, stdout: premium.stdout, stderr: premium.stderr },
       /--period must be month or year/,
     );
     await expect(stat(never)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('users create --json prints exactly {id, username}', { timeout: TIMEOUT }, async () => {
-    const result = await idp([
-      'users',
-      'create',
-      '--username',
-      'alice',
-      '--password',
-      'correct horse battery',
-      '--email',
-      'a@example.com',
-      '--email-verified',
-      '--display-name',
-      'Alice A',
-      '--verification-level',
-      '2',
-      '--json',
-    ]);
-    const user = succeeded(result);
-    expect(Object.keys(user).sort()).toEqual(['id', 'username']);
-    expect(user).toEqual({ id: expect.any(Number), username: 'alice' });
-    expect(Number.isInteger(user.id)).toBe(true);
-  });
-
-  it('refuses a username that differs from an existing one only in case', { timeout: TIMEOUT }, async () => {
-    const result = await idp([
-      'users',
-      'create',
-      '--username',
-      'ALICE',
-      '--password',
-      'another password',
-      '--json',
-    ]);
-    failed(result, /already taken/);
-  });
-
-  it('users create --password-stdin reads the password from stdin', { timeout: TIMEOUT }, async () => {
-    const user = succeeded(
-      await idp(['users', 'create', '--username', 'bob', '--password-stdin', '--json'], 'stdin password 1\n'),
-    );
-    expect(user).toEqual({ id: expect.any(Number), username: 'bob' });
-  });
-
-  it('refuses a bad username, a short password and a bad verification level', {
+  it('refuses demo when NODE_ENV=production, before the database is touched', {
     timeout: TIMEOUT,
   }, async () => {
-    failed(
-      await idp([
-        'users',
-        'create',
-        '--username',
-        'bad name!',
-        '--password',
-        'long enough password',
-        '--json',
-      ]),
-      /username must be 3-32 characters/,
-    );
-    failed(
-      await idp(['users', 'create', '--username', 'shorty', '--password', 'short', '--json']),
-      /password must be at least 8 characters/,
-    );
-    failed(
-      await idp([
-        'users',
-        'create',
-        '--username',
-        'levelled',
-        '--password',
-        'long enough password',
-        '--verification-level',
-        '3',
-        '--json',
-      ]),
-      /verification level must be 0, 1 or 2/,
-    );
-  });
-
-  it('clients create --json prints the client with its secret, shown once', {
-    timeout: TIMEOUT,
-  }, async () => {
-    const client = succeeded(await idp(shop));
-    expect(client).toMatchObject({
-      client_id: expect.stringMatching(CLIENT_ID),
-      client_secret: expect.stringMatching(CLIENT_SECRET),
-      name: 'Shop',
-      site_url: 'https://shop.example',
-      redirect_uris: ['https://shop.example/cb', 'http://127.0.0.1:8080/cb'],
-      wallet: true,
-      official_mobile: false,
-    });
-    expect(client).not.toHaveProperty('secret_hash');
-    shopClientId = String(client.client_id);
-  });
-
-  it('refuses redirect URIs: plain http off loopback, a fragment, a custom scheme for an https site', {
-    timeout: TIMEOUT,
-  }, async () => {
-    failed(await idp(clientWithRedirect('http://shop.example/cb')), /must use https/);
-    failed(await idp(clientWithRedirect('https://shop.example/cb#frag')), /fragment/);
-    failed(await idp(clientWithRedirect('com.shop.app:/cb')), /custom scheme/);
-  });
-
-  it('clients list --json lists the clients, never a secret or its hash', { timeout: TIMEOUT }, async () => {
-    const result = await idp(['clients', 'list', '--json']);
-    const listing = succeeded(result);
-    expect(Object.keys(listing)).toEqual(['clients']);
-    expect(listing.clients).toEqual([
-      expect.objectContaining({
-        client_id: shopClientId,
-        name: 'Shop',
-        wallet: true,
-        official_mobile: false,
-      }),
-    ]);
-    expect(result.stdout).not.toContain('client_secret');
-    expect(result.stdout).not.toContain('secret_hash');
-    expect(result.stdout).not.toContain('sk_');
-  });
-
-  it('status set maintenance --json prints the platform status object', { timeout: TIMEOUT }, async () => {
-    const status = succeeded(await idp(['status', 'set', 'maintenance', '--message', 'Upgrading', '--json']));
-    expect(Object.keys(status).sort()).toEqual([
-      'incidents',
-      'message',
-      'ok',
-      'services',
-      'status',
-      'updated_at',
-    ]);
-    expect(status).toMatchObject({ ok: true, status: 'maintenance', message: 'Upgrading', incidents: [] });
-    expect(status.services).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'api' })]));
-    expect(Number.isNaN(Date.parse(String(status.updated_at)))).toBe(false);
-  });
-
-  it('status set with an unknown status fails', { timeout: TIMEOUT }, async () => {
-    failed(await idp(['status', 'set', 'broken', '--json']), /operational, degraded, maintenance/);
-  });
-
-  it('incidents open and resolve print the incident; an unknown id fails', { timeout: TIMEOUT }, async () => {
-    const opened = succeeded(
-      await idp(['incidents', 'open', '--title', 'Login slow', '--severity', 'major', '--json']),
-    );
-    expect(Object.keys(opened).sort()).toEqual(
-      ['id', 'message', 'resolved_at', 'severity', 'started_at', 'status', 'title'].sort(),
-    );
-    expect(opened).toMatchObject({
-      id: expect.any(Number),
-      title: 'Login slow',
-      message: null,
-      severity: 'major',
-      status: 'open',
-      resolved_at: null,
-    });
-    expect(Number.isNaN(Date.parse(String(opened.started_at)))).toBe(false);
-
-    const resolved = succeeded(await idp(['incidents', 'resolve', String(opened.id), '--json']));
-    expect(resolved).toMatchObject({ id: opened.id, title: 'Login slow', status: 'resolved' });
-    expect(Number.isNaN(Date.parse(String(resolved.resolved_at)))).toBe(false);
-
-    failed(await idp(['incidents', 'resolve', '987654', '--json']), /no incident with id 987654/);
-  });
-
-  it('usage mistakes exit 1 with a usage line on stderr; --help exits 0', { timeout: TIMEOUT }, async () => {
-    failed(await idp(['frobnicate', '--json']), /unknown command "frobnicate"[\s\S]*^usage: idp /m);
-    failed(
-      await idp(['users', 'create', '--username', 'carol', '--password', 'long enough password', '--bogus']),
-      /Unknown option '--bogus'[\s\S]*^usage: idp users create /m,
-    );
-    failed(
-      await idp(['incidents', 'open', '--json']),
-      /--title is required[\s\S]*^usage: idp incidents open /m,
-    );
-
-    const help = await idp(['--help']);
-    expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/^Usage: idp <command>/m);
-    expect(help.stdout).toContain('idp users create');
-    expect(help.stderr).toBe('');
+    // A real process on a database of its own that nothing has touched yet: bin/idp.js must refuse
+    // before it opens (and, on PGlite, creates) the database.
+    const production = { NODE_ENV: 'production', COOKIE_SECRET };
+    const demoRefused =
+      /demo is refused when NODE_ENV=production: it creates a user whose password is published/;
+    if (usingPostgres) {
+      const untouched = await createEmptyPostgresDatabase();
+      try {
+        const untouchedEnv = childEnv({ DATABASE_URL: untouched.url, ...production });
+        failed(await runIdp(['demo', '--json'], { env: untouchedEnv }), demoRefused);
+        // Not even opened: no table was migrated.
+        const clientsTable = await withCliDatabase(
+          untouchedEnv,
+          async (db) =>
+            (await sql<{ table: string | null }>`select to_regclass('clients')::text as table`.execute(db))
+              .rows[0],
+        );
+        expect(clientsTable?.table).toBeNull();
+      } finally {
+        await untouched.drop();
+      }
+    } else {
+      const never = path.join(os.tmpdir(), `idp-never-made-demo-${process.pid}-${Date.now()}`);
+      failed(
+        await runIdp(['demo', '--json'], { env: childEnv({ DATA_DIR: never, ...production }) }),
+        demoRefused,
+      );
+      // Not even opened: no embedded database was created.
+      await expect(stat(never)).rejects.toMatchObject({ code: 'ENOENT' });
+    }
   });
 });
 
@@ -281,13 +140,53 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   let server: RunningServer | undefined;
   const socketPath = () => path.join(dataDir, 'idp.sock');
 
+  /** On PostgreSQL, the in-process CLI on the database the server serves too. */
+  let direct: SharedCli | undefined;
+
   beforeAll(async () => {
+    // What the server finds: made in direct mode, here in process on the same database, which
+    // this process then lets go of (on PGlite with its lock) for the server.
+    const cli = await sharedInProcessCli(env, { fromTemplate: true });
+    try {
+      shopClientId = String(succeeded(await cli.idp(shop)).client_id);
+      succeeded(
+        await cli.idp(
+          ['users', 'create', '--username', 'bob', '--password-stdin', '--json'],
+          'stdin password 1\n',
+        ),
+      );
+      succeeded(await cli.idp(['status', 'set', 'maintenance', '--message', 'Upgrading', '--json']));
+    } finally {
+      if (usingPostgres) direct = cli;
+      else await cli.close();
+    }
+    // A real server: commands handed to it over its control socket, its lock, its exit on SIGTERM.
     server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' } });
-  }, TIMEOUT);
+  }, 2 * TIMEOUT);
 
   afterAll(async () => {
     await server?.stop();
+    await direct?.close();
   });
+
+  /**
+   * A command as bin/idp.js runs it while the server runs: on PGlite handed to the server over its
+   * control socket, here from this process (one test below spawns the process that does it); on
+   * PostgreSQL run directly on the database, here in process.
+   */
+  async function throughServer(args: readonly string[]): Promise<ProcessResult> {
+    if (direct) return direct.idp(args);
+    // The socket may open a moment after the server logs that it listens: bin/idp.js asks again
+    // every 200 ms too.
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const output = await sendControlRequest(socketPath(), { argv: [...args] });
+      if (output)
+        return { code: output.exitCode, signal: null, stdout: output.stdout, stderr: output.stderr };
+      if (Date.now() > deadline) throw new Error('no server answers on the control socket');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 
   function running(): RunningServer {
     if (!server) throw new Error('the server did not start');
@@ -295,7 +194,7 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   }
 
   it('clients create works through the running server', { timeout: TIMEOUT }, async () => {
-    const client = succeeded(await idp([...shop.slice(0, 3), 'Server Shop', ...shop.slice(4)]));
+    const client = succeeded(await throughServer([...shop.slice(0, 3), 'Server Shop', ...shop.slice(4)]));
     expect(client).toMatchObject({
       client_id: expect.stringMatching(CLIENT_ID),
       client_secret: expect.stringMatching(CLIENT_SECRET),
@@ -319,7 +218,15 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
     timeout: TIMEOUT,
   }, async () => {
     const opened = succeeded(
-      await idp(['incidents', 'open', '--title', 'Sign-in errors', '--message', 'Investigating', '--json']),
+      await throughServer([
+        'incidents',
+        'open',
+        '--title',
+        'Sign-in errors',
+        '--message',
+        'Investigating',
+        '--json',
+      ]),
     );
     expect(opened).toMatchObject({ title: 'Sign-in errors', severity: 'minor', status: 'open' });
 
@@ -338,13 +245,25 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   });
 
   it('users create --password-stdin works through the running server', { timeout: TIMEOUT }, async () => {
+    // A real process: on PGlite it finds the directory locked and hands the command, with the
+    // stdin it read, to the server.
     const user = succeeded(
-      await idp(
+      await spawnIdp(
         ['users', 'create', '--username', 'carol', '--password-stdin', '--json'],
         'stdin password 2\n',
       ),
     );
     expect(user).toEqual({ id: expect.any(Number), username: 'carol' });
+  });
+
+  it('demo is refused when NODE_ENV=production even when a server answers on the socket', {
+    timeout: TIMEOUT,
+  }, async () => {
+    // A real process: its own production check comes before it looks for a server to hand it to.
+    failed(
+      await runIdp(['demo', '--json'], { env: { ...env, NODE_ENV: 'production', COOKIE_SECRET } }),
+      /refused when NODE_ENV=production/,
+    );
   });
 
   it.skipIf(usingPostgres)(
@@ -353,6 +272,7 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
       timeout: TIMEOUT,
     },
     async () => {
+      // A real process: the data directory's lock is between processes.
       const second = await runNode('bin/server.js', [], {
         env: { ...env, PORT: '0', HOST: '127.0.0.1', PUBLIC_URL: 'http://127.0.0.1:9' },
         timeoutMs: 20_000,
@@ -374,7 +294,8 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'} while the server
   });
 
   it('after the server stops, the CLI works directly on the same data', { timeout: TIMEOUT }, async () => {
-    const listing = succeeded(await idp(['clients', 'list', '--json']));
+    // A real process: the stopped server released the lock, and the CLI opens the directory itself.
+    const listing = succeeded(await spawnIdp(['clients', 'list', '--json']));
     const clients = listing.clients as Array<{ client_id: string }>;
     expect(clients.map((client) => client.client_id).sort()).toEqual([shopClientId, serverClientId].sort());
   });

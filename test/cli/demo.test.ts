@@ -1,5 +1,4 @@
-import { readdir } from 'node:fs/promises';
-import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DemoResult } from '../../src/cli/demo.commands.js';
 import { runCommand } from '../../src/cli/run-command.js';
@@ -7,32 +6,27 @@ import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/schema.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { hashPassword, verifyPassword } from '../../src/lib/password.js';
-import {
-  cliDatabase,
-  failed,
-  type ProcessResult,
-  runIdp,
-  startServer,
-  stopAllChildren,
-  succeeded,
-  withCliDatabase,
-} from '../helpers/cli.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { failed, type ProcessResult, succeeded } from '../helpers/cli.js';
+import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 import { usingPostgres } from '../helpers/database.js';
-import { freePort } from '../helpers/tcp-proxy.js';
 
 /*
- * `idp demo`: a demo client and user, created once and found again on every later run, run as the
- * real `node bin/idp.js` against a fresh database; the last test runs it while a server holds the
- * database (on PGlite through the server's control socket). Tests run in order and build on each
- * other's data.
+ * `idp demo`: a demo client and user, created once and found again on every later run, run in
+ * process through the CLI's own parsing and execution (test/helpers/cli-in-process.ts) against a
+ * fresh database; the last test runs it while the application serves that database. The real
+ * process (refused in production before it opens a database, and while a server answers on the
+ * control socket) is test/cli/cli.test.ts's. Tests run in order and build on each other's data.
  */
 
 const TIMEOUT = 60_000;
 const COOKIE_SECRET = 'a-production-cookie-secret-of-enough-length-0123456789';
+/** The issuer the CLI prints comes from PUBLIC_URL: the same in the CLI and the application here. */
+const ISSUER = 'http://127.0.0.1:4111';
 
-let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
-let env: Record<string, string> = {};
-let port = 0;
+let cli: InProcessCli | undefined;
+/** The application on the CLI's database, in the last test. */
+let server: TestApp | undefined;
 
 /** What `idp demo --json` prints. */
 type DemoOutput = DemoResult;
@@ -40,22 +34,22 @@ type DemoOutput = DemoResult;
 let first: DemoOutput;
 
 beforeAll(async () => {
-  port = await freePort();
-  // The issuer the CLI prints comes from PUBLIC_URL: the same in the CLI and the server here.
-  database = await cliDatabase('idp-cli-demo-', {
-    PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-  });
-  env = database.env;
+  cli = await inProcessCli({ PUBLIC_URL: ISSUER });
 });
 
 afterAll(async () => {
-  await stopAllChildren();
-  await database?.drop();
+  // The application's close drops the database it was given.
+  await (server ? server.close() : cli?.database.drop());
 });
 
+function database(): Kysely<Database> {
+  if (!cli) throw new Error('no CLI');
+  return cli.database.db;
+}
+
 async function demo(extraEnv: Record<string, string> = {}): Promise<ProcessResult> {
-  return runIdp(['demo', '--json'], { env: { ...env, ...extraEnv } });
+  if (!cli) throw new Error('no CLI');
+  return cli.withEnv(extraEnv)(['demo', '--json']);
 }
 
 function demoOutput(result: ProcessResult): DemoOutput {
@@ -64,82 +58,54 @@ function demoOutput(result: ProcessResult): DemoOutput {
 
 /** The state of the demo user and client, read from the database between runs. */
 async function demoState() {
-  return withCliDatabase(env, async (db) => {
-    const user = await db
-      .selectFrom('users')
-      .selectAll()
-      .where('username', '=', 'demo')
-      .executeTakeFirstOrThrow();
-    const balance = await db
-      .selectFrom('wallets')
-      .select('balance')
-      .where('user_id', '=', user.id)
-      .executeTakeFirst();
-    const clients = await db.selectFrom('clients').selectAll().execute();
-    const audit = await db
-      .selectFrom('audit_events')
-      .select(['actor', 'action', 'subject', 'details'])
-      .orderBy('id')
-      .execute();
-    return { user, balance: balance ? Number(balance.balance) : null, clients, audit };
-  });
+  const db = database();
+  const user = await db
+    .selectFrom('users')
+    .selectAll()
+    .where('username', '=', 'demo')
+    .executeTakeFirstOrThrow();
+  const balance = await db
+    .selectFrom('wallets')
+    .select('balance')
+    .where('user_id', '=', user.id)
+    .executeTakeFirst();
+  const clients = await db.selectFrom('clients').selectAll().execute();
+  const audit = await db
+    .selectFrom('audit_events')
+    .select(['actor', 'action', 'subject', 'details'])
+    .orderBy('id')
+    .execute();
+  return { user, balance: balance ? Number(balance.balance) : null, clients, audit };
 }
 
 /** What the token endpoint says to these client credentials with a made-up code. */
 async function tokenEndpointAnswer(clientId: string, clientSecret: string): Promise<number> {
-  const response = await fetch(`http://127.0.0.1:${port}/api/v1/oauth/token`, {
+  if (!server) throw new Error('the application did not start');
+  const response = await server.app.inject({
     method: 'POST',
+    url: '/api/v1/oauth/token',
     headers: {
       authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
       'content-type': 'application/x-www-form-urlencoded',
     },
-    body: new URLSearchParams({
+    payload: new URLSearchParams({
       grant_type: 'authorization_code',
       code: 'ac_not-a-real-code',
       redirect_uri: 'http://localhost:4000/callback',
-    }),
+    }).toString(),
   });
-  const body = (await response.json()) as { error?: string };
+  const body = response.json() as { error?: string };
   // Credentials that work get as far as the code: invalid_grant. Others: invalid_client.
-  expect(body.error).toBe(response.status === 401 ? 'invalid_client' : 'invalid_grant');
-  return response.status;
+  expect(body.error).toBe(response.statusCode === 401 ? 'invalid_client' : 'invalid_grant');
+  return response.statusCode;
 }
 
-describe('idp demo', () => {
-  it('is refused when NODE_ENV=production, before the database is touched', {
-    timeout: TIMEOUT,
-  }, async () => {
-    // On a database of its own that nothing has touched yet.
-    const untouched = await cliDatabase('idp-cli-demo-refused-', {}, { empty: true });
-    try {
-      failed(
-        await runIdp(['demo', '--json'], {
-          env: { ...untouched.env, NODE_ENV: 'production', COOKIE_SECRET },
-        }),
-        /demo is refused when NODE_ENV=production: it creates a user whose password is published/,
-      );
-      // Not even opened: no embedded database was created, no table was migrated.
-      if (untouched.dataDir) {
-        expect(await readdir(untouched.dataDir)).toEqual([]);
-      } else {
-        const clientsTable = await withCliDatabase(
-          untouched.env,
-          async (db) =>
-            (await sql<{ table: string | null }>`select to_regclass('clients')::text as table`.execute(db))
-              .rows[0],
-        );
-        expect(clientsTable?.table).toBeNull();
-      }
-    } finally {
-      await untouched.drop();
-    }
-  });
-
+describe(`idp demo on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
   it('is refused by a server in production that runs it for the CLI', async () => {
     const config = loadConfig({ NODE_ENV: 'production', COOKIE_SECRET });
     // No database at all: the refusal comes before any query.
     const output = await runCommand(['demo', '--json'], {
-      db: undefined as unknown as import('kysely').Kysely<Database>,
+      db: undefined as unknown as Kysely<Database>,
       config,
       clock: systemClock,
     });
@@ -155,8 +121,8 @@ describe('idp demo', () => {
   }, async () => {
     first = demoOutput(await demo());
     expect(first).toEqual({
-      issuer: `http://127.0.0.1:${port}`,
-      discovery_url: `http://127.0.0.1:${port}/.well-known/openid-configuration`,
+      issuer: ISSUER,
+      discovery_url: `${ISSUER}/.well-known/openid-configuration`,
       client: {
         client_id: expect.stringMatching(/^pk_[A-Za-z0-9_-]{22}$/),
         client_secret: expect.stringMatching(/^sk_[A-Za-z0-9_-]{43}$/),
@@ -203,14 +169,13 @@ describe('idp demo', () => {
   }, async () => {
     // Someone changed the password, disabled the user and the client, and took the wallet right.
     const otherHash = await hashPassword('someone else changed it');
-    await withCliDatabase(env, async (db) => {
-      await db
-        .updateTable('users')
-        .set({ password_hash: otherHash, disabled_at: new Date() })
-        .where('username', '=', 'demo')
-        .execute();
-      await db.updateTable('clients').set({ disabled_at: new Date(), wallet: false }).execute();
-    });
+    const db = database();
+    await db
+      .updateTable('users')
+      .set({ password_hash: otherHash, disabled_at: new Date() })
+      .where('username', '=', 'demo')
+      .execute();
+    await db.updateTable('clients').set({ disabled_at: new Date(), wallet: false }).execute();
 
     const again = demoOutput(await demo());
     expect(again.client.client_id).toBe(first.client.client_id);
@@ -228,37 +193,43 @@ describe('idp demo', () => {
   });
 
   it('prints a short block for a person without --json', { timeout: TIMEOUT }, async () => {
-    const result = await runIdp(['demo'], { env });
+    const result = await (cli as InProcessCli).idp(['demo']);
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain(`client_id      ${first.client.client_id}`);
     expect(result.stdout).toMatch(/client_secret {2}sk_/);
     expect(result.stdout).toContain('demo / demo-password');
-    expect(result.stdout).toContain(`http://127.0.0.1:${port}/.well-known/openid-configuration`);
+    expect(result.stdout).toContain(`${ISSUER}/.well-known/openid-configuration`);
   });
 
-  it(`works while the server runs${usingPostgres ? '' : ' (through its control socket)'}; the previous secret stops working`, {
-    timeout: 2 * TIMEOUT,
+  it('works while the application serves the database; the previous secret stops working', {
+    timeout: TIMEOUT,
   }, async () => {
-    const server = await startServer({ env: { ...env, HOST: '127.0.0.1', LOG_LEVEL: 'info' } });
-    try {
-      const one = demoOutput(await demo());
-      expect(one.client.client_id).toBe(first.client.client_id);
-      expect(one.user.id).toBe(first.user.id);
-      expect(await tokenEndpointAnswer(one.client.client_id, one.client.client_secret)).toBe(400);
+    // The whole application on the CLI's database, on the system clock as a server runs. Handing
+    // the command to a running server over its control socket is test/cli/cli.test.ts's.
+    server = await createTestApp({
+      database: cli?.database,
+      clock: systemClock,
+      env: { PUBLIC_URL: ISSUER },
+    });
+    const one = demoOutput(await demo());
+    // The application's client cache has seen the change, as a server's does from the database.
+    await server.sync();
+    expect(one.client.client_id).toBe(first.client.client_id);
+    expect(one.user.id).toBe(first.user.id);
+    expect(await tokenEndpointAnswer(one.client.client_id, one.client.client_secret)).toBe(400);
 
-      const two = demoOutput(await demo());
-      expect(two.client.client_id).toBe(first.client.client_id);
-      expect(two.client.client_secret).not.toBe(one.client.client_secret);
-      expect(await tokenEndpointAnswer(two.client.client_id, one.client.client_secret)).toBe(401);
-      expect(await tokenEndpointAnswer(two.client.client_id, two.client.client_secret)).toBe(400);
+    const two = demoOutput(await demo());
+    await server.sync();
+    expect(two.client.client_id).toBe(first.client.client_id);
+    expect(two.client.client_secret).not.toBe(one.client.client_secret);
+    expect(await tokenEndpointAnswer(two.client.client_id, one.client.client_secret)).toBe(401);
+    expect(await tokenEndpointAnswer(two.client.client_id, two.client.client_secret)).toBe(400);
 
-      // The CLI's own production check also holds when a server answers on the socket.
-      failed(await demo({ NODE_ENV: 'production', COOKIE_SECRET }), /refused when NODE_ENV=production/);
-    } finally {
-      expect(await server.stop()).toEqual({ code: 0, signal: null });
-    }
-    // Through the server or not, never a second client or user.
+    // The production check also holds for a command the server runs for the CLI.
+    failed(await demo({ NODE_ENV: 'production', COOKIE_SECRET }), /refused when NODE_ENV=production/);
+
+    // Never a second client or user.
     const state = await demoState();
     expect(state.clients).toHaveLength(1);
     expect(state.user.id).toBe(first.user.id);

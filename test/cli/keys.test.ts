@@ -1,36 +1,37 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cliDatabase,
-  type RunningServer,
-  runIdp,
-  startServer,
-  stopAllChildren,
-  succeeded,
-} from '../helpers/cli.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { succeeded } from '../helpers/cli.js';
+import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 import { usingPostgres } from '../helpers/database.js';
 
 /*
- * `idp keys rotate | list | retire` (CONTRACT.md §2), run as the real CLI against a fresh database,
- * then while the server runs: a rotation is published by the server's JWKS at once.
+ * `idp keys rotate | list | retire` (CONTRACT.md §2), run in process through the CLI's own parsing
+ * and execution (test/helpers/cli-in-process.ts) against a fresh database, then with the
+ * application serving that database: a rotation is published by its JWKS at once. Handing a
+ * command to a running server is test/cli/cli.test.ts's.
  */
 
 const TIMEOUT = 60_000;
 const KID = /^[A-Za-z0-9_-]{43}$/;
 
-let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
-let env: Record<string, string> = {};
+let cli: InProcessCli | undefined;
+/** The application on the CLI's database, from the last describe on. */
+let server: TestApp | undefined;
 
 beforeAll(async () => {
-  database = await cliDatabase('idp-keys-test-');
-  env = database.env;
+  cli = await inProcessCli();
 });
 
 afterAll(async () => {
-  await stopAllChildren();
-  await database?.drop();
+  // The application's close drops the database it was given.
+  await (server ? server.close() : cli?.database.drop());
 });
 
-const idp = (args: readonly string[]) => runIdp(args, { env });
+const idp = (args: readonly string[]) => {
+  if (!cli) throw new Error('no CLI');
+  return cli.idp(args);
+};
 
 let first = '';
 let second = '';
@@ -84,21 +85,16 @@ describe(`idp keys on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
 });
 
 describe(`idp keys rotate while the server runs (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
-  let server: RunningServer | undefined;
-
   beforeAll(async () => {
-    server = await startServer({ env: { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' } });
+    // The whole application on the CLI's database, on the system clock as a server runs.
+    server = await createTestApp({ database: cli?.database, clock: systemClock });
   }, TIMEOUT);
-
-  afterAll(async () => {
-    await server?.stop();
-  });
 
   const jwksKids = async (): Promise<string[]> => {
     if (!server) throw new Error('the server did not start');
-    const res = await fetch(`${server.url}/api/v1/oauth/jwks`);
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as { keys: Array<{ kid: string }> };
+    const res = await server.app.inject({ method: 'GET', url: '/api/v1/oauth/jwks' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as { keys: Array<{ kid: string }> };
     return body.keys.map((key) => key.kid);
   };
 

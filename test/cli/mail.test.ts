@@ -1,39 +1,48 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { enqueueMail } from '../../src/modules/mail/mail.service.js';
 import { claimDueMail, markMailFailed } from '../../src/modules/mail/outbox.repository.js';
-import { cliDatabase, failed, runIdp, stopAllChildren, succeeded, withCliDatabase } from '../helpers/cli.js';
+import { testConfig } from '../helpers/app.js';
+import { failed, succeeded } from '../helpers/cli.js';
+import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 import { usingPostgres } from '../helpers/database.js';
 import { queuedId, TestSmtpServer } from '../modules/mail/smtp.js';
 
 /*
- * `idp mail test --to` and `idp mail outbox` (CONTRACT.md §7), run as the real CLI: the test message
- * goes straight to the SMTP server in this process (not through the outbox), and a server that is
- * down is an exit 1 with its error.
+ * `idp mail test --to` and `idp mail outbox` (CONTRACT.md §7), run in process through the CLI's
+ * own parsing and execution (test/helpers/cli-in-process.ts) against a fresh database: the test
+ * message goes straight to the SMTP server in this process (not through the outbox), and a server
+ * that is down is an exit 1 with its error.
  */
 
 const TIMEOUT = 60_000;
 const PUBLIC_URL = 'https://id.example.test';
 
-let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
+let cli: InProcessCli | undefined;
+/** Where the message goes without SMTP_URL: DATA_DIR/outbox/. */
+let dataDir = '';
 const smtp = new TestSmtpServer({ user: 'mailer', pass: 'letter-box-9' });
 
 beforeAll(async () => {
   await smtp.start();
-  database = await cliDatabase('idp-mail-test-', { PUBLIC_URL });
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-mail-test-'));
+  cli = await inProcessCli({ PUBLIC_URL, DATA_DIR: dataDir });
 });
 
 afterAll(async () => {
-  await stopAllChildren();
   await smtp.stop();
-  await database?.drop();
+  await cli?.database.drop();
+  await rm(dataDir, { recursive: true, force: true });
 });
 
-const idp = (args: readonly string[], extra: Record<string, string> = {}) =>
-  runIdp(args, { env: { ...database?.env, ...extra } });
+const idp = (args: readonly string[], extra: Record<string, string> = {}) => {
+  if (!cli) throw new Error('no CLI');
+  return cli.withEnv(extra)(args);
+};
 
 describe(`idp mail on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
   it('mail test sends one message through SMTP_URL at once', { timeout: TIMEOUT }, async () => {
@@ -73,9 +82,9 @@ describe(`idp mail on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
   it('mail test without SMTP_URL writes the .eml file and prints its links', {
     timeout: TIMEOUT,
   }, async () => {
-    if (usingPostgres) return; // the fallback writes under DATA_DIR, which only the PGlite run has
     const result = succeeded(await idp(['mail', 'test', '--to', 'operator@example.org', '--json']));
     expect(result).toMatchObject({ sent: true, transport: 'file', links: [`${PUBLIC_URL}/`] });
+    expect(String(result.file).startsWith(path.join(dataDir, 'outbox'))).toBe(true);
     const parsed = await simpleParser(await readFile(String(result.file)));
     expect(parsed.subject).toBe('Test message');
   });
@@ -83,28 +92,27 @@ describe(`idp mail on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
   it('mail outbox lists what waits and what was given up on, with the error and never the body', {
     timeout: TIMEOUT,
   }, async () => {
-    const env = database?.env ?? {};
-    await withCliDatabase(env, async (db) => {
-      const ctx = { config: loadConfig(env), clock: systemClock };
-      const message = {
-        kind: 'password_reset',
-        locale: 'en' as const,
-        subject: 'Reset',
-        text: `${PUBLIC_URL}/password/reset?token=pr_secret-token`,
-        html: `<a href="${PUBLIC_URL}/password/reset?token=pr_secret-token">Reset</a>`,
-      };
-      await enqueueMail(db, ctx, { ...message, to: 'waiting@example.org' });
-      const failedId = queuedId(await enqueueMail(db, ctx, { ...message, to: 'gone@example.org' }));
-      const now = new Date();
-      const claimed = await claimDueMail(db, { now, leaseUntil: now, claimId: 'c', limit: 10 });
-      const mail = claimed.find((item) => item.id === failedId);
-      if (!mail) throw new Error('not claimed');
-      await markMailFailed(db, mail, {
-        now,
-        error: '550 5.1.1 no such user',
-        retryAt: null,
-        purgeAfter: now,
-      });
+    const db = cli?.database.db;
+    if (!db) throw new Error('no CLI');
+    const ctx = { config: testConfig({ PUBLIC_URL }), clock: systemClock };
+    const message = {
+      kind: 'password_reset',
+      locale: 'en' as const,
+      subject: 'Reset',
+      text: `${PUBLIC_URL}/password/reset?token=pr_secret-token`,
+      html: `<a href="${PUBLIC_URL}/password/reset?token=pr_secret-token">Reset</a>`,
+    };
+    await enqueueMail(db, ctx, { ...message, to: 'waiting@example.org' });
+    const failedId = queuedId(await enqueueMail(db, ctx, { ...message, to: 'gone@example.org' }));
+    const now = new Date();
+    const claimed = await claimDueMail(db, { now, leaseUntil: now, claimId: 'c', limit: 10 });
+    const mail = claimed.find((item) => item.id === failedId);
+    if (!mail) throw new Error('not claimed');
+    await markMailFailed(db, mail, {
+      now,
+      error: '550 5.1.1 no such user',
+      retryAt: null,
+      purgeAfter: now,
     });
     const all = await idp(['mail', 'outbox', '--json']);
     expect(succeeded(all)).toMatchObject({ pending: 1, sent: 0, failed: 1 });
