@@ -100,7 +100,7 @@ describe('/account/security', () => {
     expect(confirmed.statusCode).toBe(200);
     expect(codesShown(confirmed.body)).toHaveLength(10);
     const later = await browser.get(SECURITY);
-    expect(later.body).not.toContain(key.slice(0, 4) + ' ' + key.slice(4, 8));
+    expect(later.body).not.toContain(`${key.slice(0, 4)} ${key.slice(4, 8)}`);
     expect(later.body).not.toContain('<svg');
     expect(codesShown(later.body)).toEqual([]);
     expect(later.body).toContain('10 unused recovery codes left.');

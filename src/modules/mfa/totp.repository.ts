@@ -84,3 +84,15 @@ export async function deleteTotpCredential(db: Kysely<Database>, userId: number)
   const rows = await db.deleteFrom('totp_credentials').where('user_id', '=', userId).execute();
   return rows.some((row) => Number(row.numDeletedRows) > 0);
 }
+
+/** Replaces the sealed form of the user's key (the same key, sealed with the current secret). */
+export async function resealTotpCredential(
+  db: Kysely<Database>,
+  input: { userId: number; secretSealed: string },
+): Promise<void> {
+  await db
+    .updateTable('totp_credentials')
+    .set({ secret_sealed: input.secretSealed })
+    .where('user_id', '=', input.userId)
+    .execute();
+}

@@ -7,7 +7,13 @@ import type { MailLocale } from '../mail/mail.service.js';
 import { enqueueMfaNotice } from './mfa-mail.js';
 import { deleteRecoveryCodes } from './recovery-codes.repository.js';
 import { issueRecoveryCodes } from './recovery-codes.service.js';
-import { deleteTotpCredential, findTotpCredential, putPendingTotp, useTotpStep } from './totp.repository.js';
+import {
+  deleteTotpCredential,
+  findTotpCredential,
+  putPendingTotp,
+  resealTotpCredential,
+  useTotpStep,
+} from './totp.repository.js';
 import { newTotpKey, totpStepOf, totpUri } from './totp-code.js';
 
 /** The purpose the TOTP keys are sealed under (src/lib/sealed-secret.ts). */
@@ -22,22 +28,19 @@ export interface ChangeOrigin {
   locale: MailLocale;
 }
 
-function cookieSecrets(ctx: Context): string[] {
-  return [ctx.config.COOKIE_SECRET, ...ctx.config.COOKIE_SECRET_PREVIOUS];
-}
-
 /** The user's TOTP key in plain text, or null (none, or sealed with a secret no longer configured). */
 export async function totpKeyOf(
   db: Kysely<Database>,
   ctx: Context,
   userId: number,
-): Promise<{ key: string; confirmed: boolean; lastUsedStep: number | null } | null> {
+): Promise<{ key: string; confirmed: boolean; sealedWithFormerSecret: boolean } | null> {
   const credential = await findTotpCredential(db, userId);
   if (!credential) return null;
-  const key = open(credential.secretSealed, cookieSecrets(ctx), SEAL_PURPOSE);
+  const current = open(credential.secretSealed, [ctx.config.COOKIE_SECRET], SEAL_PURPOSE);
+  const key = current ?? open(credential.secretSealed, ctx.config.COOKIE_SECRET_PREVIOUS, SEAL_PURPOSE);
   return key === null
     ? null
-    : { key, confirmed: credential.confirmedAt !== null, lastUsedStep: credential.lastUsedStep };
+    : { key, confirmed: credential.confirmedAt !== null, sealedWithFormerSecret: current === null };
 }
 
 /** Whether the user has TOTP on, waiting for its first code, or off. */
@@ -133,8 +136,15 @@ export async function useTotpCode(
   const current = await totpKeyOf(db, ctx, input.userId);
   if (!current?.confirmed) return false;
   const step = totpStepOf(current.key, input.code, ctx.clock.now());
-  if (step === null) return false;
-  return useTotpStep(db, { userId: input.userId, step });
+  if (step === null || !(await useTotpStep(db, { userId: input.userId, step }))) return false;
+  // A key sealed before a rotation of COOKIE_SECRET moves to the current secret, so that the
+  // former one can be dropped from COOKIE_SECRET_PREVIOUS once every key in use has moved.
+  if (current.sealedWithFormerSecret)
+    await resealTotpCredential(db, {
+      userId: input.userId,
+      secretSealed: seal(current.key, ctx.config.COOKIE_SECRET, SEAL_PURPOSE),
+    });
+  return true;
 }
 
 /** Turns TOTP off and removes the recovery codes; the caller has checked the password or a code. */

@@ -64,6 +64,29 @@ describe('TOTP', () => {
     expect(row.confirmed_at).not.toBeNull();
   });
 
+  it('after a rotation of COOKIE_SECRET, a key opens with the former secret and moves to the new one', async () => {
+    const { user, key } = await enrolled();
+    const former = t.config.COOKIE_SECRET;
+    const rotated = {
+      ...ctx(),
+      config: { ...t.config, COOKIE_SECRET: 'n'.repeat(40), COOKIE_SECRET_PREVIOUS: [former] },
+    };
+    const use = (c: typeof rotated, at: Date) =>
+      verifySecondFactor(db(), c, { userId: user.id, code: totpCodeAt(key, at), ...origin });
+    expect((await use(rotated, t.clock.now())).ok).toBe(true);
+    const row = await db()
+      .selectFrom('totp_credentials')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
+    expect(open(row.secret_sealed, ['n'.repeat(40)], 'totp-key')).toBe(key);
+    expect(open(row.secret_sealed, [former], 'totp-key')).toBeNull();
+    // The former secret can now go.
+    t.clock.advance(STEP_MS);
+    const after = { ...rotated, config: { ...rotated.config, COOKIE_SECRET_PREVIOUS: [] } };
+    expect((await use(after, t.clock.now())).ok).toBe(true);
+  });
+
   it('a pending enrolment is no second factor, and a wrong first code confirms nothing', async () => {
     const user = await makeUser(t);
     await startTotpEnrolment(db(), ctx(), { userId: user.id, ip: null });
