@@ -123,7 +123,8 @@ export async function verifySecondFactor(
 
 /**
  * Removes every second factor of the user (`idp users mfa-reset`, account deletion): the TOTP key,
- * the recovery codes and any half-done sign-in. Returns whether TOTP was on or pending.
+ * the recovery codes and any half-done sign-in (passkeys join here, as in hasSecondFactor).
+ * Returns whether TOTP was on or pending.
  */
 export async function removeSecondFactors(trx: Kysely<Database>, userId: number): Promise<boolean> {
   const hadTotp = await deleteTotpCredential(trx, userId);
