@@ -108,6 +108,33 @@ describe('/account/security', () => {
     expect((await browser.get(`${SECURITY}?lang=ru`)).body).toContain('Двухэтапный вход включён');
   });
 
+  it('the data export says two-step sign-in is on and how many codes are left, and holds no key or code', async () => {
+    const user = await makeUser(t);
+    const browser = new Browser(t.app);
+    await browser.signIn(user);
+    const { key, codes } = await enrolThroughPage(browser);
+    const res = await browser.submit('/account/export', '/account/export', {});
+    expect(res.statusCode).toBe(200);
+    expect(res.json().second_factors).toMatchObject({ totp: 'on', recovery_codes_unused: 10 });
+    expect(res.body).not.toContain(key);
+    for (const code of codes) expect(res.body).not.toContain(code);
+  });
+
+  it('turns TOTP off with a code from the app', async () => {
+    const user = await makeUser(t);
+    const browser = new Browser(t.app);
+    await browser.signIn(user);
+    const { key } = await enrolThroughPage(browser);
+    const off = await browser.submit(SECURITY, `${SECURITY}/totp/disable`, { proof: codeNow(key) });
+    expect(off.statusCode).toBe(303);
+    const mail = await t.database.db
+      .selectFrom('mail_outbox')
+      .where('user_id', '=', user.id)
+      .select('kind')
+      .execute();
+    expect(mail.map((m) => m.kind).sort()).toEqual(['totp_disabled', 'totp_enabled']);
+  });
+
   it('renews the recovery codes and turns TOTP off with the password', async () => {
     const user = await makeUser(t);
     const browser = new Browser(t.app);
