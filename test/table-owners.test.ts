@@ -43,6 +43,9 @@ const OWNERSHIP: Ownership = {
     mail_outbox: 'src/modules/mail/outbox.repository.ts',
     email_verifications: 'src/modules/accounts/email-verification.repository.ts',
     password_resets: 'src/modules/accounts/password-resets.repository.ts',
+    totp_credentials: 'src/modules/mfa/totp.repository.ts',
+    recovery_codes: 'src/modules/mfa/recovery-codes.repository.ts',
+    pending_sign_ins: 'src/modules/mfa/pending-sign-ins.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

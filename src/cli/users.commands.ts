@@ -7,6 +7,7 @@ import {
 } from '../modules/accounts/accounts.service.js';
 import { sendPasswordResetByOperator } from '../modules/accounts/password-reset.service.js';
 import { MAIL_LOCALES, type MailLocale } from '../modules/mail/mail.service.js';
+import { resetSecondFactors } from '../modules/mfa/second-factor.service.js';
 import { ALL_SCOPES } from '../modules/oauth/scopes.js';
 import { presentMe, presentUserinfo } from '../modules/profiles/profile.presenter.js';
 import {
@@ -146,5 +147,15 @@ export const userCommands: Command[] = [
         username: args.positionals[0] ?? '',
         locale: langOf(args),
       }),
+  },
+  {
+    name: 'users mfa-reset',
+    usage: 'idp users mfa-reset U',
+    summary:
+      "Removes the account's second factors (TOTP and recovery codes), for a user who lost them; audited",
+    options: {},
+    positionals: 1,
+    run: (ctx, args) =>
+      resetSecondFactors(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '', actor: 'operator' }),
   },
 ];

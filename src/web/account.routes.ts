@@ -17,6 +17,8 @@ import { formBody, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
 import { renderPage } from './pages.js';
 import { passwordResetRoutes } from './password-reset.routes.js';
+import { secondFactorRoutes } from './second-factor.routes.js';
+import { securityRoutes } from './security.routes.js';
 import { settingsRoutes } from './settings.routes.js';
 import { signInRoutes } from './sign-in.routes.js';
 
@@ -70,6 +72,8 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   await app.register(emailVerifyRoutes, deps);
   await app.register(passwordResetRoutes, deps);
   await app.register(accountEmailRoutes, deps);
+  await app.register(securityRoutes, deps);
+  await app.register(secondFactorRoutes, deps);
 
   routes.get(
     '/account',

@@ -1,13 +1,15 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Context, Deps } from '../context.js';
 import { PASSWORD_ONLY } from '../lib/amr.js';
 import { authenticate, type SignUpField, type SignUpProblem } from '../modules/accounts/accounts.service.js';
 import { signUpAndSendVerification } from '../modules/accounts/email-verification.service.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
+import { hasSecondFactor, startPendingSignIn } from '../modules/mfa/second-factor.service.js';
 import { issueCsrfToken } from './csrf.js';
 import { trustedBrowser } from './device-cookie.js';
-import type { SignInError } from './i18n/index.js';
+import { messages, type SignInError } from './i18n/index.js';
 import {
   destination,
   echo,
@@ -21,18 +23,21 @@ import {
   text,
 } from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
+import { setPendingSignInCookie } from './pending-sign-in-cookie.js';
 import { endSession, startSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
 
 const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password });
 const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password, email: text });
 const signOutBody = formBody({ csrf_token: text });
+/** `expired`: the password step of a sign-in ran out before its second factor (CONTRACT.md §8). */
+const signInQuery = z.object({ ...flowFields, expired: text });
 
 function renderSignIn(
   ctx: Context,
   request: FastifyRequest,
   reply: FastifyReply,
-  page: { flow: Flow; username?: string; error?: SignInError; status?: number },
+  page: { flow: Flow; username?: string; error?: SignInError; status?: number; expired?: boolean },
 ): FastifyReply {
   return renderPage(
     reply.code(page.status ?? 200),
@@ -41,6 +46,7 @@ function renderSignIn(
       csrfToken: issueCsrfToken(request, reply, ctx),
       username: echo(page.username),
       error: page.error,
+      notice: page.expired ? messages(pageLocale(request)).security.stepExpired : undefined,
       requestId: page.flow.requestId,
       returnTo: page.flow.returnTo,
       signupHref: `/signup${flowQueryString(page.flow)}`,
@@ -85,9 +91,10 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     '/signin',
     {
       config: { auth: 'browser', description: 'Sign-in page (HTML form: username, password)' },
-      schema: { querystring: flowQuery },
+      schema: { querystring: signInQuery },
     },
-    async (request, reply) => renderSignIn(ctx, request, reply, { flow: flowFrom(request.query) }),
+    async (request, reply) =>
+      renderSignIn(ctx, request, reply, { flow: flowFrom(request.query), expired: !!request.query.expired }),
   );
 
   routes.post(
@@ -121,6 +128,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         username,
         password,
         trustedSource: trustedBrowser(request),
+        secondFactor: (userId) => hasSecondFactor(db, userId),
       });
       await auditRequest(db, ctx, request, {
         actor: result.ok ? `user:${result.user.id}` : 'anonymous',
@@ -128,7 +136,9 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         subject: result.ok
           ? `user:${result.user.id}`
           : `username:${username.trim().toLowerCase().slice(0, 64)}`,
-        details: result.ok ? { via: 'page' } : { via: 'page', reason: result.reason },
+        details: result.ok
+          ? { via: 'page', ...(result.secondFactor ? { second_factor: 'pending' } : {}) }
+          : { via: 'page', reason: result.reason },
       });
       if (!result.ok) {
         // One message for an unknown user and a wrong password: the page never tells which
@@ -136,6 +146,12 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         return result.reason === 'disabled'
           ? renderSignIn(ctx, request, reply, { flow, username, error: 'account_disabled', status: 403 })
           : renderSignIn(ctx, request, reply, { flow, username, error: 'wrong_credentials', status: 401 });
+      }
+      if (result.secondFactor) {
+        // CONTRACT.md §8: the password step alone is no session and grants nothing; it waits 5
+        // minutes for the second factor, in this browser only.
+        setPendingSignInCookie(request, reply, ctx, await startPendingSignIn(db, ctx, result.user.id));
+        return reply.redirect(`/signin/second-factor${flowQueryString(flow)}`, 303);
       }
       return completeSignIn(request, reply, deps, { userId: result.user.id, amr: PASSWORD_ONLY, flow });
     },

@@ -158,9 +158,10 @@ describe('the account page', () => {
     expect(email).not.toContain('<dl');
   });
 
-  it('has the password entry under Password & security, and nothing announced for later', async () => {
+  it('has the password and two-step sign-in entries under Password & security, and nothing announced for later', async () => {
     const security = section((await (await accountOf()).get('/account')).body, 'security');
     expect(security).toContain('<a href="/account/password">Change your password</a>');
-    expect(security.match(/<p>/g)).toHaveLength(1);
+    expect(security).toContain('<a href="/account/security">Two-step sign-in and recovery codes</a>');
+    expect(security.match(/<p>/g)).toHaveLength(2);
   });
 });

@@ -3,6 +3,7 @@ import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { deleteMailOfUser } from '../mail/outbox.repository.js';
+import { removeSecondFactors } from '../mfa/second-factor.service.js';
 import { endAccess } from '../oauth/access.service.js';
 import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
 import { deletePeriodsOfUser } from '../premium/premium.repository.js';
@@ -25,7 +26,7 @@ export type DeleteAccountResult = { ok: true } | { ok: false; reason: 'wrong_pas
  * Deletes the signed-in user's account once their password is confirmed (CONTRACT.md §7
  * "Deletion"). The password goes through `authenticate`, so a wrong guess counts against the
  * account's budget like a sign-in. Then, in one transaction: every browser session, grant, token,
- * code and device of the mobile app ends; consents and premium periods are deleted; the profile is
+ * code and device of the mobile app ends; consents, premium periods and second factors are deleted; the profile is
  * cleared and the password replaced by one nothing verifies; and the user is marked deleted and
  * disabled, so every check that refuses a disabled user (tokens, sign-in, search, sessions) refuses
  * them. The row stays: the username (and its skeleton) stays reserved, and the wallet and its
@@ -58,6 +59,8 @@ export async function deleteAccount(
     // Links and messages carry the address and the name: they go with the profile.
     await deleteEmailVerificationsOfUser(trx, user.id);
     await deletePasswordResetsOfUser(trx, user.id);
+    // CONTRACT.md §7: the account's second factors go with it.
+    const secondFactorsRemoved = await removeSecondFactors(trx, user.id);
     const messagesDeleted = await deleteMailOfUser(trx, user.id);
     await updateUser(trx, user.id, {
       displayName: null,
@@ -89,6 +92,7 @@ export async function deleteAccount(
         consents_deleted: consentsDeleted,
         premium_periods_deleted: premiumPeriodsDeleted,
         messages_deleted: messagesDeleted,
+        second_factors_removed: secondFactorsRemoved,
       },
     });
     return { ok: true };

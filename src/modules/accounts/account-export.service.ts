@@ -3,6 +3,8 @@ import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { listAuditEventsAbout, recordAudit } from '../audit/audit.repository.js';
 import { findClientsByIds } from '../clients/clients.repository.js';
+import { countUnusedRecoveryCodes } from '../mfa/recovery-codes.repository.js';
+import { findTotpCredential } from '../mfa/totp.repository.js';
 import { listSignedInDevices } from '../mobile/devices.service.js';
 import { listConsentsOfUser } from '../oauth/consents.repository.js';
 import { listLiveGrantsOfUser } from '../oauth/grants.repository.js';
@@ -34,6 +36,12 @@ export interface AccountExport {
   devices: Array<Record<string, unknown>>;
   wallet: { currency: 'COIN'; balance: number; entries: Array<Record<string, unknown>> };
   browser_sessions: Array<Record<string, string | null>>;
+  /** Whether two-step sign-in is on and how many recovery codes are left: never the key or a code. */
+  second_factors: {
+    totp: 'off' | 'pending' | 'on';
+    totp_enabled_at: string | null;
+    recovery_codes_unused: number;
+  };
   audit_events: Array<Record<string, unknown>>;
 }
 
@@ -61,6 +69,8 @@ export function exportAccountData(
     const balance = await findBalance(trx, user.id);
     const entries = await listEntriesOfUser(trx, user.id);
     const sessions = await listSessionsOfUser(trx, user.id);
+    const totp = await findTotpCredential(trx, user.id);
+    const recoveryCodesUnused = await countUnusedRecoveryCodes(trx, user.id);
     const events = await listAuditEventsAbout(trx, user);
     const clientIds = [
       ...new Set(entries.flatMap((entry) => (entry.clientPk === null ? [] : [entry.clientPk]))),
@@ -138,6 +148,11 @@ export function exportAccountData(
         user_agent: session.userAgent,
         ip: session.ip,
       })),
+      second_factors: {
+        totp: !totp ? 'off' : totp.confirmedAt ? 'on' : 'pending',
+        totp_enabled_at: totp?.confirmedAt ? iso(totp.confirmedAt) : null,
+        recovery_codes_unused: recoveryCodesUnused,
+      },
       audit_events: events.map((event) => ({
         at: iso(event.at),
         actor: event.actor,

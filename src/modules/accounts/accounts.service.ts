@@ -32,7 +32,10 @@ import {
   usernameSchema,
 } from './accounts.schemas.js';
 import { deleteBrowserSessionsOfUser } from './sessions.repository.js';
+import type { SignInResult, TrustedSource } from './sign-in-result.js';
 import type { User } from './user.js';
+
+export type { SignInResult, TrustedSource } from './sign-in-result.js';
 
 /** 400 `invalid_request`: the username is taken (case-insensitively). The sign-up page shows it by the field. */
 export class UsernameTaken extends InvalidRequest {
@@ -178,10 +181,9 @@ function setDisabled(
 ): Promise<UserStatusView> {
   return db.transaction().execute(async (trx) => {
     let user = await lockExistingUser(trx, username);
-    if ((user.disabledAt !== null) !== disabled) {
-      const now = ctx.clock.now();
+    const now = ctx.clock.now();
+    if ((user.disabledAt !== null) !== disabled)
       user = await updateUser(trx, user.id, { disabledAt: disabled ? now : null, updatedAt: now });
-    }
     if (disabled) {
       await deleteBrowserSessionsOfUser(trx, user.id);
       await endAccess(trx, { userId: user.id }, ctx.clock.now());
@@ -202,9 +204,8 @@ export type SignUpProblem =
   | 'email_invalid'
   | 'email_too_long';
 
-export type SignUpResult =
-  | { ok: true; user: CreatedUser }
-  | { ok: false; errors: Partial<Record<SignUpField, SignUpProblem>> };
+type SignUpErrors = Partial<Record<SignUpField, SignUpProblem>>;
+export type SignUpResult = { ok: true; user: CreatedUser } | { ok: false; errors: SignUpErrors };
 
 /** Sign-up from the web form: each field checked on its own, so the page shows each problem by it. */
 export async function signUp(
@@ -213,7 +214,7 @@ export async function signUp(
   form: { username: string; password: string; email: string },
   then?: (trx: Kysely<Database>, user: User) => Promise<void>,
 ): Promise<SignUpResult> {
-  const errors: Partial<Record<SignUpField, SignUpProblem>> = {};
+  const errors: SignUpErrors = {};
   if (!usernameSchema.safeParse(form.username).success) {
     errors.username = USERNAME_PATTERN.test(
       normalizeUsername(form.username.slice(0, USERNAME_INPUT_MAX_LENGTH)),
@@ -242,18 +243,6 @@ export async function signUp(
   }
 }
 
-export type SignInResult =
-  | { ok: true; user: { id: number; username: string } }
-  /** `wrong_credentials` for an unknown user and for a wrong password alike; `disabled` only with the right password. */
-  | { ok: false; reason: 'wrong_credentials' | 'disabled' };
-
-/**
- * Which budget of failed checks an attempt counts against, once its account is known: the source
- * of a browser or device that signed in to this account before (`device:…`, `mobile:…`), or
- * undefined for anyone else, who share the account's untrusted budget.
- */
-export type TrustedSource = (userId: number) => string | undefined | Promise<string | undefined>;
-
 /**
  * Checks a username and password (the sign-in page and mobile verify). Exactly one argon2 verify
  * runs whatever the outcome (a dummy hash for an unknown user), so neither the answer nor its time
@@ -265,7 +254,13 @@ export type TrustedSource = (userId: number) => string | undefined | Promise<str
 export async function authenticate(
   db: Kysely<Database>,
   ctx: Context,
-  input: { username: string; password: string; trustedSource?: TrustedSource },
+  input: {
+    username: string;
+    password: string;
+    trustedSource?: TrustedSource;
+    /** Whether the account has a second factor (CONTRACT.md §8): then the second step clears the count. */
+    secondFactor?: (userId: number) => Promise<boolean>;
+  },
 ): Promise<SignInResult> {
   const { config } = ctx;
   const { password, trustedSource } = input;
@@ -293,7 +288,9 @@ export async function authenticate(
     checked ? password : '',
   );
   if (!user || !matches) return { ok: false, reason: 'wrong_credentials' };
-  await clearSignInAttempts(db, user.id, source);
+  const secondFactor = (await input.secondFactor?.(user.id)) ?? false;
+  // Not cleared before a second step: entering the password again gives no new guesses at a code.
+  if (!secondFactor) await clearSignInAttempts(db, user.id, source);
   if (user.disabledAt !== null) return { ok: false, reason: 'disabled' };
-  return { ok: true, user: { id: user.id, username: user.username } };
+  return { ok: true, user: { id: user.id, username: user.username }, secondFactor };
 }

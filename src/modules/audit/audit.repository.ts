@@ -39,7 +39,16 @@ export type AuditAction =
   | 'password_reset'
   | 'email_change_requested'
   | 'email_change_failed'
-  | 'email_changed';
+  | 'email_changed'
+  | 'totp_enrolment_started'
+  | 'totp_enabled'
+  | 'totp_disabled'
+  | 'totp_disable_failed'
+  | 'recovery_codes_renewed'
+  | 'recovery_code_used'
+  | 'second_factor_passed'
+  | 'second_factor_failed'
+  | 'second_factors_reset';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

@@ -19,6 +19,8 @@ export const EXPIRING = [
   { table: 'email_verifications', column: 'expires_at' },
   // An expired reset link resets nothing; older links of a user expire before its newest one.
   { table: 'password_resets', column: 'expires_at' },
+  // The password step of a sign-in: dead once its 5 minutes are over (CONTRACT.md §8).
+  { table: 'pending_sign_ins', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */

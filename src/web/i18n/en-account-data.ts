@@ -18,6 +18,7 @@ export const enAccountData: Messages['dataPage'] = {
     'the devices the mobile app is signed in on;',
     'your wallet balance and every entry of its history;',
     'your browser sessions: when they started and end, the browser and the address;',
+    'whether two-step sign-in is on, and how many recovery codes are left;',
     'the security log entries about your account: sign-ins, consents, revocations and changes.',
   ],
   exportNoSecrets:

@@ -3,6 +3,7 @@ import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
 import { emailPageEn } from './email-page.js';
 import { enAccountData } from './en-account-data.js';
 import { enPasswordReset } from './en-password-reset.js';
+import { enSecurity } from './en-security.js';
 import type { LocaleDefinition } from './messages.js';
 
 export const en: LocaleDefinition = {
@@ -33,6 +34,8 @@ export const en: LocaleDefinition = {
       reset: 'Choose a new password',
       'reset-done': 'Password changed',
       email: 'Your e-mail address',
+      security: 'Security',
+      'second-factor': 'Two-step sign-in',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -235,5 +238,6 @@ export const en: LocaleDefinition = {
     },
     passwordReset: enPasswordReset,
     emailPage: emailPageEn,
+    security: enSecurity,
   },
 };

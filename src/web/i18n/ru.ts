@@ -3,6 +3,7 @@ import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
 import { ruPasswordReset } from './ru-password-reset.js';
+import { ruSecurity } from './ru-security.js';
 
 export const ru: LocaleDefinition = {
   dateLocale: 'ru-RU',
@@ -32,6 +33,8 @@ export const ru: LocaleDefinition = {
       reset: 'Новый пароль',
       'reset-done': 'Пароль изменён',
       email: 'Адрес электронной почты',
+      security: 'Безопасность',
+      'second-factor': 'Двухэтапный вход',
     },
     fields: {
       username: 'Имя пользователя',
@@ -264,5 +267,6 @@ export const ru: LocaleDefinition = {
     },
     passwordReset: ruPasswordReset,
     emailPage: emailPageRu,
+    security: ruSecurity,
   },
 };

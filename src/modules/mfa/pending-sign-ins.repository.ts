@@ -1,0 +1,63 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+
+/** The password step of a sign-in, waiting for its second factor. */
+export interface PendingSignIn {
+  idHash: string;
+  userId: number;
+  expiresAt: Date;
+}
+
+/** Stores a pending sign-in (only the SHA-256 of the browser's cookie value). */
+export async function insertPendingSignIn(
+  db: Kysely<Database>,
+  input: { idHash: string; userId: number; at: Date; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('pending_sign_ins')
+    .values({
+      id_hash: input.idHash,
+      user_id: input.userId,
+      created_at: input.at,
+      expires_at: input.expiresAt,
+    })
+    .execute();
+}
+
+/** The pending sign-in with this hash, while unexpired and not consumed. */
+export async function findLivePendingSignIn(
+  db: Kysely<Database>,
+  idHash: string,
+  now: Date,
+): Promise<PendingSignIn | undefined> {
+  const row = await db
+    .selectFrom('pending_sign_ins')
+    .select(['id_hash', 'user_id', 'expires_at'])
+    .where('id_hash', '=', idHash)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row ? { idHash: row.id_hash, userId: row.user_id, expiresAt: row.expires_at } : undefined;
+}
+
+/** Consumes a live pending sign-in: true for exactly one caller (a conditional UPDATE). */
+export async function consumePendingSignIn(
+  db: Kysely<Database>,
+  idHash: string,
+  now: Date,
+): Promise<boolean> {
+  const row = await db
+    .updateTable('pending_sign_ins')
+    .set({ consumed_at: now })
+    .where('id_hash', '=', idHash)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Removes every pending sign-in of the user (a reset of their factors, account deletion). */
+export async function deletePendingSignInsOfUser(db: Kysely<Database>, userId: number): Promise<void> {
+  await db.deleteFrom('pending_sign_ins').where('user_id', '=', userId).execute();
+}

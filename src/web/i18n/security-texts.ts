@@ -1,0 +1,44 @@
+/** The texts of `/account/security` and `/signin/second-factor` (CONTRACT.md §8), one object per language. */
+export interface SecurityTexts {
+  /** The account page's link to the security page. */
+  accountLink: string;
+  heading: string;
+  /** Shown when a site's sign-in asked for a second factor and the account has none yet. */
+  stepUpNotice: string;
+  totpHeading: string;
+  totpOff: string;
+  enrolStart: string;
+  enrolScan: string;
+  qrLabel: string;
+  keyLabel: string;
+  keyHint: string;
+  codeLabel: string;
+  confirmSubmit: string;
+  wrongCode: string;
+  totpOn: string;
+  enabledNotice: string;
+  disabledNotice: string;
+  recoveryHeading: string;
+  recoveryShownOnce: string;
+  /** By CLDR plural category, as messages.ts's PluralForms (`{n}` is the count). */
+  recoveryRemaining: Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+  renewHint: string;
+  renewSubmit: string;
+  disableHeading: string;
+  disableHint: string;
+  passwordOrCode: string;
+  disableSubmit: string;
+  disableWrong: string;
+  continueToSite: string;
+  backToAccount: string;
+  /** `/signin/second-factor`. */
+  stepHeading: string;
+  stepIntro: string;
+  stepCodeLabel: string;
+  stepCodeHint: string;
+  stepSubmit: string;
+  stepWrong: string;
+  stepStartOver: string;
+  /** On the sign-in page, after the 5 minutes of the password step ran out. */
+  stepExpired: string;
+}

@@ -1,0 +1,123 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Deps } from '../context.js';
+import { PASSWORD_AND_CODE } from '../lib/amr.js';
+import {
+  finishPendingSignIn,
+  hasSecondFactor,
+  pendingSignInUser,
+  verifySecondFactor,
+} from '../modules/mfa/second-factor.service.js';
+import { issueCsrfToken } from './csrf.js';
+import { trustedBrowser } from './device-cookie.js';
+import { type Flow, flowFields, flowFrom, flowQuery, flowQueryString, formBody, text } from './page-forms.js';
+import { pageLocale, renderPage } from './pages.js';
+import { clearPendingSignInCookie, presentedPendingSignIn } from './pending-sign-in-cookie.js';
+import { loadSession } from './session.js';
+import { completeSignIn } from './sign-in-completion.js';
+
+const STEP_PATH = '/signin/second-factor';
+const stepBody = formBody({ ...flowFields, csrf_token: text, code: text });
+
+/**
+ * Whose second step this is: the pending sign-in of this browser (a password just entered), or,
+ * without one, its signed-in user, whom a site asked for a second factor (authorize with
+ * `acr_values=mfa`, CONTRACT.md §8). `pending` is the pending sign-in's cookie value.
+ */
+async function stepOwner(
+  request: FastifyRequest,
+  deps: Deps,
+): Promise<{ userId: number; pending: string | null } | null> {
+  const pending = presentedPendingSignIn(request);
+  const pendingUser = pending ? await pendingSignInUser(deps.db, deps.ctx, pending) : null;
+  if (pendingUser !== null) return { userId: pendingUser, pending };
+  const session = await loadSession(request, deps);
+  return session ? { userId: session.userId, pending: null } : null;
+}
+
+function renderStep(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  page: { flow: Flow; wrong?: boolean },
+): FastifyReply {
+  return renderPage(
+    reply.code(page.wrong ? 401 : 200),
+    'second-factor',
+    {
+      csrfToken: issueCsrfToken(request, reply, deps.ctx),
+      wrong: page.wrong ?? false,
+      requestId: page.flow.requestId,
+      returnTo: page.flow.returnTo,
+      signinHref: `/signin${flowQueryString(page.flow)}`,
+    },
+    { switchBase: `${STEP_PATH}${flowQueryString(page.flow)}` },
+  );
+}
+
+/** Back to the password: the step ran out (5 minutes), was finished, or never began in this browser. */
+function startOver(request: FastifyRequest, reply: FastifyReply, deps: Deps, flow: Flow): FastifyReply {
+  clearPendingSignInCookie(request, reply, deps.ctx);
+  const query = flowQueryString(flow);
+  return reply.redirect(`/signin${query ? `${query}&` : '?'}expired=1`, 303);
+}
+
+/**
+ * `/signin/second-factor` (CONTRACT.md §8): after a right password, a TOTP or recovery code
+ * finishes the sign-in (amr pwd otp mfa). Failed codes count against the sign-in limits.
+ */
+export const secondFactorRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
+  const { db, ctx } = deps;
+  const routes = app.withTypeProvider<ZodTypeProvider>();
+
+  routes.get(
+    STEP_PATH,
+    {
+      config: { auth: 'browser', description: 'Second step of sign-in: a TOTP or recovery code (HTML form)' },
+      schema: { querystring: flowQuery },
+    },
+    async (request, reply) => {
+      const flow = flowFrom(request.query);
+      const owner = await stepOwner(request, deps);
+      if (!owner) return startOver(request, reply, deps, flow);
+      // A signed-in account with no second factor yet sets one up first (CONTRACT.md §8).
+      if (!owner.pending && !(await hasSecondFactor(db, owner.userId)))
+        return reply.redirect(`/account/security${flowQueryString(flow)}`, 303);
+      return renderStep(request, reply, deps, { flow });
+    },
+  );
+
+  routes.post(
+    STEP_PATH,
+    {
+      config: {
+        auth: 'browser',
+        description:
+          'Finish signing in with a TOTP or recovery code (form POST, CSRF token); redirects on success',
+        csrf: true,
+        rateLimit: 'signin',
+        switchBase: () => STEP_PATH,
+      },
+      schema: { body: stepBody },
+    },
+    async (request, reply) => {
+      const form = request.body;
+      const flow = flowFrom(form);
+      const owner = await stepOwner(request, deps);
+      if (!owner) return startOver(request, reply, deps, flow);
+      const result = await verifySecondFactor(db, ctx, {
+        userId: owner.userId,
+        code: (form.code ?? '').trim(),
+        trustedSource: trustedBrowser(request),
+        ip: request.ip,
+        locale: pageLocale(request),
+      });
+      if (!result.ok) return renderStep(request, reply, deps, { flow, wrong: true });
+      // A pending sign-in finishes once: a second request with another good code starts over.
+      if (owner.pending && !(await finishPendingSignIn(db, ctx, owner.pending)))
+        return startOver(request, reply, deps, flow);
+      clearPendingSignInCookie(request, reply, ctx);
+      return completeSignIn(request, reply, deps, { userId: owner.userId, amr: PASSWORD_AND_CODE, flow });
+    },
+  );
+};
