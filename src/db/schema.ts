@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
+import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -269,4 +270,6 @@ export interface Database {
   mail_outbox: MailOutboxTable;
   email_verifications: EmailVerificationsTable;
   password_resets: PasswordResetsTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
 }

@@ -39,7 +39,10 @@ export type AuditAction =
   | 'password_reset'
   | 'email_change_requested'
   | 'email_change_failed'
-  | 'email_changed';
+  | 'email_changed'
+  | 'passkey_added'
+  | 'passkey_renamed'
+  | 'passkey_removed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

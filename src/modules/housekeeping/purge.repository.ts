@@ -19,6 +19,8 @@ export const EXPIRING = [
   { table: 'email_verifications', column: 'expires_at' },
   // An expired reset link resets nothing; older links of a user expire before its newest one.
   { table: 'password_resets', column: 'expires_at' },
+  // A WebAuthn ceremony not finished within its 5 minutes can no longer be (CONTRACT.md §8).
+  { table: 'webauthn_challenges', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */
