@@ -43,6 +43,8 @@ const OWNERSHIP: Ownership = {
     mail_outbox: 'src/modules/mail/outbox.repository.ts',
     email_verifications: 'src/modules/accounts/email-verification.repository.ts',
     password_resets: 'src/modules/accounts/password-resets.repository.ts',
+    passkeys: 'src/modules/passkeys/passkeys.repository.ts',
+    webauthn_challenges: 'src/modules/passkeys/passkeys.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

@@ -5,18 +5,36 @@ import { rememberBrowser } from './device-cookie.js';
 import { destination, type Flow } from './page-forms.js';
 import { startSession } from './session.js';
 
+/** Who signed in, how (RFC 8176 `amr`), and where they were going. */
+export interface SignInOutcome {
+  userId: number;
+  amr: readonly AuthenticationMethod[];
+  flow: Flow;
+}
+
 /**
  * The end of every sign-in, however it went (a password alone, a password and a second factor, a
- * passkey): a new session recording the methods used (RFC 8176 `amr`), this browser remembered as
- * one the account signs in from, and the way on to where the person was going.
+ * passkey): a new session recording the methods used (RFC 8176 `amr`), and this browser remembered
+ * as one the account signs in from. Returns where the person was going; a form answers with a
+ * redirect there (completeSignIn), a page script with it in JSON.
  */
+export async function signInBrowser(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  sign: SignInOutcome,
+): Promise<string> {
+  await startSession(request, reply, deps, sign.userId, sign.amr);
+  rememberBrowser(request, reply, deps.ctx, sign.userId);
+  return destination(sign.flow);
+}
+
+/** signInBrowser, then the 303 to where the person was going (a form's answer). */
 export async function completeSignIn(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
-  sign: { userId: number; amr: readonly AuthenticationMethod[]; flow: Flow },
+  sign: SignInOutcome,
 ): Promise<FastifyReply> {
-  await startSession(request, reply, deps, sign.userId, sign.amr);
-  rememberBrowser(request, reply, deps.ctx, sign.userId);
-  return reply.redirect(destination(sign.flow), 303);
+  return reply.redirect(await signInBrowser(request, reply, deps, sign), 303);
 }

@@ -21,6 +21,7 @@ import {
   text,
 } from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
+import { passkeySignInData } from './passkeys-section.js';
 import { endSession, startSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
 
@@ -44,6 +45,7 @@ function renderSignIn(
       requestId: page.flow.requestId,
       returnTo: page.flow.returnTo,
       signupHref: `/signup${flowQueryString(page.flow)}`,
+      passkeySignIn: passkeySignInData(),
     },
     { switchBase: `/signin${flowQueryString(page.flow)}` },
   );

@@ -15,10 +15,14 @@ const TEXTS: Record<
   }
 > = {
   en: {
-    subject: { added: 'A passkey was added to your account', removed: 'A passkey was removed from your account' },
+    subject: {
+      added: 'A passkey was added to your account',
+      removed: 'A passkey was removed from your account',
+    },
     greeting: (username) => `Hello, ${username}!`,
     body: {
-      added: (name) => `The passkey "${name}" was added to your account. It can now sign in to your account on its own.`,
+      added: (name) =>
+        `The passkey "${name}" was added to your account. It can now sign in to your account on its own.`,
       removed: (name) => `The passkey "${name}" was removed from your account. It can no longer sign in.`,
     },
     notYou: 'If this was not you, check your passkeys and change your password at once:',
@@ -28,7 +32,8 @@ const TEXTS: Record<
     subject: { added: 'К аккаунту добавлен ключ доступа', removed: 'Из аккаунта удалён ключ доступа' },
     greeting: (username) => `Здравствуйте, ${username}!`,
     body: {
-      added: (name) => `К вашему аккаунту добавлен ключ доступа «${name}». Теперь с ним можно войти в аккаунт без пароля.`,
+      added: (name) =>
+        `К вашему аккаунту добавлен ключ доступа «${name}». Теперь с ним можно войти в аккаунт без пароля.`,
       removed: (name) => `Из вашего аккаунта удалён ключ доступа «${name}». Войти с ним больше нельзя.`,
     },
     notYou: 'Если это были не вы, проверьте ключи доступа и сразу смените пароль:',

@@ -10,7 +10,13 @@ import type { Database } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { findUserById } from '../accounts/accounts.repository.js';
 import { recordAudit } from '../audit/audit.repository.js';
-import { CEREMONY_TTL_MS, encodedUserHandleOf, relyingParty, startCeremony, takeCeremony } from './ceremony.js';
+import {
+  CEREMONY_TTL_MS,
+  encodedUserHandleOf,
+  relyingParty,
+  startCeremony,
+  takeCeremony,
+} from './ceremony.js';
 import { lockPasskeyByCredentialId, recordPasskeyUse } from './passkeys.repository.js';
 import type { AuthenticationResponse } from './passkeys.schemas.js';
 

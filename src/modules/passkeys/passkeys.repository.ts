@@ -48,7 +48,12 @@ function toPasskey(row: Selectable<PasskeysTable>): Passkey {
 
 /** The passkeys of a user, oldest first. */
 export async function listPasskeys(db: Kysely<Database>, userId: number): Promise<Passkey[]> {
-  const rows = await db.selectFrom('passkeys').selectAll().where('user_id', '=', userId).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('passkeys')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('id')
+    .execute();
   return rows.map(toPasskey);
 }
 

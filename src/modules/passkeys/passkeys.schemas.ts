@@ -7,7 +7,12 @@ import { z } from 'zod';
  */
 
 /** base64url without padding (WebAuthn §5.1.3: the JSON encoding of binary fields). */
-const base64url = (max: number) => z.string().min(1).max(max).regex(/^[A-Za-z0-9_-]+$/);
+const base64url = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[A-Za-z0-9_-]+$/);
 
 /** WebAuthn §6.1: a credential id is at most 1023 bytes (1364 base64url characters). */
 const credentialId = base64url(1400);

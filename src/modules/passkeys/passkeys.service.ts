@@ -57,8 +57,15 @@ export async function beginRegistration(
     timeout: CEREMONY_TTL_MS,
     // No attestation: the service trusts no particular maker, and "none" asks for no identifying data.
     attestationType: 'none',
-    excludeCredentials: existing.map((passkey) => ({ id: passkey.credentialId, transports: passkey.transports })),
-    authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
+    excludeCredentials: existing.map((passkey) => ({
+      id: passkey.credentialId,
+      transports: passkey.transports,
+    })),
+    authenticatorSelection: {
+      residentKey: 'required',
+      requireResidentKey: true,
+      userVerification: 'required',
+    },
   });
   const ceremonyId = await startCeremony(db, ctx, {
     challenge: options.challenge,

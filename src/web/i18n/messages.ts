@@ -3,6 +3,7 @@ import type { EmailChangeProblem } from '../../modules/accounts/email-change.ser
 import type { PasswordChangeProblem } from '../../modules/accounts/password.service.js';
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
+import type { PasskeyMessages } from './en-passkeys.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
 export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
@@ -85,6 +86,7 @@ export interface Messages {
     reset: string;
     'reset-done': string;
     email: string;
+    'account-passkeys': string;
   };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
@@ -252,6 +254,7 @@ export interface Messages {
   };
   /** `/account/email` (CONTRACT.md §7): the address, its state, a pending change, and the forms. */
   emailPage: EmailPageTexts;
+  passkeys: PasskeyMessages;
 }
 
 /** The texts of `/account/email` (kept in email-page.ts, one object per language). */

@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
+import { ruPasskeys } from './ru-passkeys.js';
 import { ruPasswordReset } from './ru-password-reset.js';
 
 export const ru: LocaleDefinition = {
@@ -32,6 +33,7 @@ export const ru: LocaleDefinition = {
       reset: 'Новый пароль',
       'reset-done': 'Пароль изменён',
       email: 'Адрес электронной почты',
+      'account-passkeys': 'Ключи доступа',
     },
     fields: {
       username: 'Имя пользователя',
@@ -263,6 +265,7 @@ export const ru: LocaleDefinition = {
       toAccount: 'Перейти в аккаунт',
     },
     passwordReset: ruPasswordReset,
+    passkeys: ruPasskeys,
     emailPage: emailPageRu,
   },
 };
