@@ -79,8 +79,6 @@ export async function finishPasskeySignIn(
     };
     const handle = input.response.response.userHandle;
     if (handle !== undefined && handle !== encodedUserHandleOf(passkey.userId)) return failed('invalid');
-    const user = await findUserById(trx, passkey.userId);
-    if (!user || user.disabledAt !== null || user.deletedAt !== null) return failed('account_disabled');
     const rp = relyingParty(ctx.config);
     let verification: VerifiedAuthenticationResponse;
     try {
@@ -102,6 +100,9 @@ export async function finishPasskeySignIn(
       return failed('invalid');
     }
     if (!verification.verified || !verification.authenticationInfo.userVerified) return failed('invalid');
+    // Only someone holding the passkey learns that its account is disabled, as with a password.
+    const user = await findUserById(trx, passkey.userId);
+    if (!user || user.disabledAt !== null || user.deletedAt !== null) return failed('account_disabled');
     const now = ctx.clock.now();
     await recordPasskeyUse(trx, passkey.id, {
       counter: verification.authenticationInfo.newCounter,

@@ -79,7 +79,7 @@ export const enPasskeys: PasskeyMessages = {
     passkey_invalid: 'The passkey could not be checked. Please try again.',
     passkey_exists: 'This passkey is already registered.',
     passkey_refused: 'This passkey is not registered for any account, or it could not be checked.',
-    account_disabled: 'This account has been disabled, so it cannot sign in.',
+    account_disabled: 'This account can no longer sign in.',
     cancelled: 'The passkey request was cancelled.',
     failed: 'Something went wrong. Please try again.',
   },
