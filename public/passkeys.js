@@ -33,12 +33,21 @@
     message.hidden = !text;
   };
 
+  /** The endpoints' error codes, by the names of the page's texts (data-errors). */
+  const TEXT_OF_CODE = {
+    ceremony_expired: 'expired',
+    passkey_invalid: 'invalid',
+    passkey_exists: 'exists',
+    passkey_refused: 'refused',
+    account_disabled: 'closed',
+  };
+
   const errorText = (part, code) => {
     let texts = {};
     try {
       texts = JSON.parse(part.dataset.errors || '{}');
     } catch {}
-    return texts[code] || texts.failed || code;
+    return texts[TEXT_OF_CODE[code] || code] || texts.failed || '';
   };
 
   /** A refusal of the browser's own (the person closed the dialog, or another request took over). */

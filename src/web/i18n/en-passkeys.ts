@@ -1,10 +1,13 @@
-/** Why a passkey ceremony on a page did not succeed, as the JSON endpoints and the script name it. */
+/**
+ * Why a passkey ceremony on a page did not succeed: the script's names for the JSON endpoints'
+ * error codes (public/passkeys.js maps them), and for what the browser itself refused.
+ */
 export type PasskeyErrorCode =
-  | 'ceremony_expired'
-  | 'passkey_invalid'
-  | 'passkey_exists'
-  | 'passkey_refused'
-  | 'account_disabled'
+  | 'expired'
+  | 'invalid'
+  | 'exists'
+  | 'refused'
+  | 'closed'
   | 'cancelled'
   | 'failed';
 
@@ -75,11 +78,11 @@ export const enPasskeys: PasskeyMessages = {
   secondFactor: 'Use a passkey',
   secondFactorText: 'A passkey of this account signs you in on its own.',
   errors: {
-    ceremony_expired: 'That took too long. Please try again.',
-    passkey_invalid: 'The passkey could not be checked. Please try again.',
-    passkey_exists: 'This passkey is already registered.',
-    passkey_refused: 'This passkey is not registered for any account, or it could not be checked.',
-    account_disabled: 'This account can no longer sign in.',
+    expired: 'That took too long. Please try again.',
+    invalid: 'The passkey could not be checked. Please try again.',
+    exists: 'This passkey is already registered.',
+    refused: 'This passkey is not registered for any account, or it could not be checked.',
+    closed: 'This account can no longer sign in.',
     cancelled: 'The passkey request was cancelled.',
     failed: 'Something went wrong. Please try again.',
   },
