@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listPasskeys } from '../../src/modules/passkeys/passkeys.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
 import { makeUser, type TestUser } from '../helpers/factories.js';
@@ -184,6 +185,21 @@ describe('registering and signing in', () => {
     const removed = await browser.submit('/account/passkeys', '/account/passkeys/remove', { passkey: id });
     expect(removed.headers.location).toBe('/account/passkeys?notice=passkey_removed');
     expect((await browser.get('/account/passkeys')).body).toContain('You have no passkeys yet.');
+  });
+});
+
+describe('deleting the account', () => {
+  it('deletes its passkeys, which then sign in no one', async () => {
+    const user = await makeUser(t);
+    const browser = await signedIn(user);
+    const authenticator = new SoftAuthenticator(site);
+    await addPasskey(browser, authenticator);
+    const deleted = await browser.submit('/account/delete', '/account/delete', { password: user.password });
+    expect(deleted.statusCode).toBe(303);
+    expect(await listPasskeys(t.database.db, user.id)).toEqual([]);
+    const res = await passkeySignIn(new Browser(t.app), authenticator);
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toMatchObject({ ok: false, error: 'passkey_refused' });
   });
 });
 

@@ -5,6 +5,7 @@ import { recordAudit } from '../audit/audit.repository.js';
 import { deleteMailOfUser } from '../mail/outbox.repository.js';
 import { endAccess } from '../oauth/access.service.js';
 import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
+import { deletePasskeysOfUser } from '../passkeys/passkeys.repository.js';
 import { deletePeriodsOfUser } from '../premium/premium.repository.js';
 import { clearSignInAttempts, findUserById, lockUserByUsername, updateUser } from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
@@ -54,6 +55,8 @@ export async function deleteAccount(
     const { grantsRevoked } = await endAccess(trx, { userId: user.id }, at);
     const consentsDeleted = await deleteConsentsOfUser(trx, user.id);
     const premiumPeriodsDeleted = await deletePeriodsOfUser(trx, user.id);
+    // A passkey is a way in: none survives the account (CONTRACT.md §8).
+    const passkeysDeleted = await deletePasskeysOfUser(trx, user.id);
     await clearSignInAttempts(trx, user.id);
     // Links and messages carry the address and the name: they go with the profile.
     await deleteEmailVerificationsOfUser(trx, user.id);
@@ -88,6 +91,7 @@ export async function deleteAccount(
         grants_revoked: grantsRevoked,
         consents_deleted: consentsDeleted,
         premium_periods_deleted: premiumPeriodsDeleted,
+        passkeys_deleted: passkeysDeleted,
         messages_deleted: messagesDeleted,
       },
     });
