@@ -66,7 +66,10 @@
       request: signIn.dataset.request || undefined,
       return_to: signIn.dataset.returnTo || undefined,
     };
-    const csrf = signIn.dataset.csrf;
+    // The part's own CSRF field, or on the sign-in page the password form's.
+    const csrf = (
+      signIn.querySelector('input[name="csrf_token"]') ?? document.querySelector('input[name="csrf_token"]')
+    )?.value;
     let autofill = false;
     // While the button's request runs, the autofill request is not started again: a new one would
     // abort the button's (the library allows one ceremony at a time) and take its cookie.
@@ -134,7 +137,7 @@
     } else if (button) {
       button.hidden = false;
       if (controls) controls.hidden = false;
-      const csrf = register.dataset.csrf;
+      const csrf = register.querySelector('input[name="csrf_token"]')?.value;
       button.addEventListener('click', async () => {
         button.disabled = true;
         say(register, register.dataset.working);

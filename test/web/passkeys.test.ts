@@ -41,8 +41,10 @@ async function postJson(
 }
 
 function csrfOf(html: string): string {
-  const match = /data-csrf="([^"]+)"/.exec(html);
-  if (!match?.[1]) throw new Error('no data-csrf on the page');
+  const match = /data-passkey-register[^\n]*\n\s*<input type="hidden" name="csrf_token" value="([^"]+)"/.exec(
+    html,
+  );
+  if (!match?.[1]) throw new Error('no passkey section on the page');
   return match[1];
 }
 
