@@ -1,6 +1,11 @@
+import path from 'node:path';
+import ejs from 'ejs';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { viewsDir } from '../../src/lib/paths.js';
 import { listPasskeys } from '../../src/modules/passkeys/passkeys.repository.js';
+import { messages } from '../../src/web/i18n/index.js';
+import { passkeySignInData } from '../../src/web/passkeys-section.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, hiddenFields } from '../helpers/browser.js';
 import { makeUser, type TestUser } from '../helpers/factories.js';
@@ -102,6 +107,29 @@ describe('the sign-in page', () => {
     const page = await new Browser(t.app).get('/signup');
     expect(page.body).not.toContain('passkeys.js');
     expect(page.body).not.toContain('webauthn-browser.js');
+  });
+});
+
+describe('the second step’s "Use a passkey" (views/second-factor-passkey.ejs)', () => {
+  it('renders the button with the flow, the CSRF field and the scripts, in both languages', async () => {
+    for (const [locale, text] of [
+      ['en', 'Use a passkey'],
+      ['ru', 'Использовать ключ доступа'],
+    ] as const) {
+      const html = await ejs.renderFile(path.join(viewsDir, 'second-factor-passkey.ejs'), {
+        t: messages(locale),
+        csrfToken: 'token-of-the-page',
+        requestId: 'req_1',
+        passkeySignIn: passkeySignInData(),
+      });
+      expect(html).toContain(text);
+      expect(html).toContain('data-passkey-signin');
+      expect(html).toContain('data-request="req_1"');
+      expect(html).toContain('<input type="hidden" name="csrf_token" value="token-of-the-page">');
+      expect(html).toMatch(/<script src="\/assets\/passkeys\.js\?v=[\w-]+" defer><\/script>/);
+      // No autofill there: the person is past the username.
+      expect(html).not.toContain('data-autofill');
+    }
   });
 });
 
