@@ -39,6 +39,7 @@ import { authorizeRoutes } from './web/authorize.routes.js';
 import { catalogueRoutes } from './web/catalogue.routes.js';
 import { installPageGuards } from './web/page-guards.js';
 import { renderBrowserError } from './web/pages.js';
+import { passkeyRoutes } from './web/passkeys.routes.js';
 
 export interface BuildAppOptions {
   config: Config;
@@ -120,6 +121,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   installAfterResponse(app);
   await app.register(platformRoutes, deps);
   await app.register(accountRoutes, deps);
+  await app.register(passkeyRoutes, deps);
   await app.register(authorizeRoutes, deps);
   await app.register(oauthRoutes, deps);
   await app.register(oidcRoutes, deps);

@@ -46,6 +46,8 @@ const OWNERSHIP: Ownership = {
     totp_credentials: 'src/modules/mfa/totp.repository.ts',
     recovery_codes: 'src/modules/mfa/recovery-codes.repository.ts',
     pending_sign_ins: 'src/modules/mfa/pending-sign-ins.repository.ts',
+    passkeys: 'src/modules/passkeys/passkeys.repository.ts',
+    webauthn_challenges: 'src/modules/passkeys/passkeys.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

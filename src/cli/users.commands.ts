@@ -152,7 +152,7 @@ export const userCommands: Command[] = [
     name: 'users mfa-reset',
     usage: 'idp users mfa-reset U',
     summary:
-      "Removes the account's second factors (TOTP and recovery codes), for a user who lost them; audited",
+      "Removes the account's second factors (TOTP, recovery codes and passkeys), for a user who lost them; audited",
     options: {},
     positionals: 1,
     run: (ctx, args) =>

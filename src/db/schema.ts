@@ -2,6 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
+import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -273,4 +274,6 @@ export interface Database {
   totp_credentials: TotpCredentialsTable;
   recovery_codes: RecoveryCodesTable;
   pending_sign_ins: PendingSignInsTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
 }

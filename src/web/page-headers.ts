@@ -4,13 +4,14 @@ import type { Locale } from './i18n/index.js';
 /**
  * The Content-Security-Policy of every page: scripts and styles only from this origin (the pages'
  * one script, /assets/show-password.js, never inline: no `'unsafe-inline'`), images from here, as
- * data: URLs, and from the origins a page names (the account page's avatar), nothing else.
+ * data: URLs, and from the origins a page names (the account page's avatar); fetch() only to this
+ * origin (the passkey scripts' JSON endpoints); nothing else.
  * No `form-action`: browsers apply it to the redirect that follows the consent form, which goes to
  * the client's redirect_uri.
  */
 export function contentSecurityPolicy(imageOrigins: readonly string[] = []): string {
   const images = ["'self'", 'data:', ...imageOrigins].join(' ');
-  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src ${images}; base-uri 'none'; frame-ancestors 'none'`;
+  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src ${images}; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'`;
 }
 
 /**

@@ -4,14 +4,15 @@ import type { Deps } from '../context.js';
 import { PASSWORD_AND_CODE } from '../lib/amr.js';
 import {
   finishPendingSignIn,
-  hasSecondFactor,
   pendingSignInUser,
+  secondFactorsOf,
   verifySecondFactor,
 } from '../modules/mfa/second-factor.service.js';
 import { issueCsrfToken } from './csrf.js';
 import { trustedBrowser } from './device-cookie.js';
 import { type Flow, flowFields, flowFrom, flowQuery, flowQueryString, formBody, text } from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
+import { passkeySignInData } from './passkeys-section.js';
 import { clearPendingSignInCookie, presentedPendingSignIn } from './pending-sign-in-cookie.js';
 import { loadSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
@@ -39,7 +40,7 @@ function renderStep(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
-  page: { flow: Flow; wrong?: boolean },
+  page: { flow: Flow; factors: { totp: boolean; passkey: boolean }; wrong?: boolean },
 ): FastifyReply {
   return renderPage(
     reply.code(page.wrong ? 401 : 200),
@@ -47,6 +48,9 @@ function renderStep(
     {
       csrfToken: issueCsrfToken(request, reply, deps.ctx),
       wrong: page.wrong ?? false,
+      // The code field serves TOTP and recovery codes; an account with passkeys only has none.
+      codeForm: page.factors.totp || !page.factors.passkey,
+      passkeySignIn: passkeySignInData(),
       requestId: page.flow.requestId,
       returnTo: page.flow.returnTo,
       signinHref: `/signin${flowQueryString(page.flow)}`,
@@ -81,9 +85,10 @@ export const secondFactorRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
       const owner = await stepOwner(request, deps);
       if (!owner) return startOver(request, reply, deps, flow);
       // A signed-in account with no second factor yet sets one up first (CONTRACT.md §8).
-      if (!owner.pending && !(await hasSecondFactor(db, owner.userId)))
+      const factors = await secondFactorsOf(db, owner.userId);
+      if (!owner.pending && !factors.totp && !factors.passkey)
         return reply.redirect(`/account/security${flowQueryString(flow)}`, 303);
-      return renderStep(request, reply, deps, { flow });
+      return renderStep(request, reply, deps, { flow, factors });
     },
   );
 
@@ -112,7 +117,10 @@ export const secondFactorRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
         ip: request.ip,
         locale: pageLocale(request),
       });
-      if (!result.ok) return renderStep(request, reply, deps, { flow, wrong: true });
+      if (!result.ok) {
+        const factors = await secondFactorsOf(db, owner.userId);
+        return renderStep(request, reply, deps, { flow, factors, wrong: true });
+      }
       // A pending sign-in finishes once: a second request with another good code starts over.
       if (owner.pending && !(await finishPendingSignIn(db, ctx, owner.pending)))
         return startOver(request, reply, deps, flow);

@@ -7,6 +7,7 @@ import { countUnusedRecoveryCodes } from '../modules/mfa/recovery-codes.reposito
 import { pendingEnrolment, totpState } from '../modules/mfa/totp.service.js';
 import { groupedKey } from '../modules/mfa/totp-code.js';
 import { issueCsrfToken } from './csrf.js';
+import type { PasskeyNotice } from './i18n/en-passkeys.js';
 import { messages } from './i18n/index.js';
 import { destination, type Flow, flowQueryString } from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
@@ -18,7 +19,7 @@ export const SECURITY_PATH = '/account/security';
 /** What one rendering of `/account/security` says besides the account's state. */
 export interface SecurityPageState {
   flow: Flow;
-  notice?: 'enabled' | 'disabled';
+  notice?: 'enabled' | 'disabled' | PasskeyNotice;
   /** Recovery codes just made: shown now, and never again. */
   recoveryCodes?: string[];
   wrongCode?: boolean;

@@ -11,6 +11,7 @@ import { verifySecondFactor } from '../modules/mfa/second-factor.service.js';
 import { confirmTotpEnrolment, disableTotp, startTotpEnrolment } from '../modules/mfa/totp.service.js';
 import { looksLikeTotpCode } from '../modules/mfa/totp-code.js';
 import { trustedBrowser } from './device-cookie.js';
+import { PASSKEY_NOTICES } from './i18n/en-passkeys.js';
 import { flowFields, flowFrom, flowQueryString, formBody, password, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
 import { PageError, pageLocale } from './pages.js';
@@ -19,7 +20,10 @@ import { startSignedInSession } from './sign-in-completion.js';
 
 const securityQuery = z.object({
   ...flowFields,
-  notice: z.enum(['enabled', 'disabled']).optional().catch(undefined),
+  notice: z
+    .enum(['enabled', 'disabled', ...PASSKEY_NOTICES])
+    .optional()
+    .catch(undefined),
 });
 const flowBody = formBody({ ...flowFields, csrf_token: text });
 const confirmBody = formBody({ ...flowFields, csrf_token: text, code: text });

@@ -5,6 +5,13 @@ import { rememberBrowser } from './device-cookie.js';
 import { destination, type Flow } from './page-forms.js';
 import { startSession } from './session.js';
 
+/** Who signed in, how (RFC 8176 `amr`), and where they were going. */
+export interface SignInOutcome {
+  userId: number;
+  amr: readonly AuthenticationMethod[];
+  flow: Flow;
+}
+
 /**
  * A new session recording the methods used (RFC 8176 `amr`), and this browser remembered as one the
  * account signs in from: the end of every sign-in, and the upgrade of a session whose user just
@@ -22,14 +29,25 @@ export async function startSignedInSession(
 
 /**
  * The end of every sign-in, however it went (a password alone, a password and a second factor, a
- * passkey): the new session (startSignedInSession) and the way on to where the person was going.
+ * passkey): the new session (startSignedInSession). Returns where the person was going; a form
+ * answers with a redirect there (completeSignIn), a page script with it in JSON.
  */
+export async function signInBrowser(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Deps,
+  sign: SignInOutcome,
+): Promise<string> {
+  await startSignedInSession(request, reply, deps, sign);
+  return destination(sign.flow);
+}
+
+/** signInBrowser, then the 303 to where the person was going (a form's answer). */
 export async function completeSignIn(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
-  sign: { userId: number; amr: readonly AuthenticationMethod[]; flow: Flow },
+  sign: SignInOutcome,
 ): Promise<FastifyReply> {
-  await startSignedInSession(request, reply, deps, sign);
-  return reply.redirect(destination(sign.flow), 303);
+  return reply.redirect(await signInBrowser(request, reply, deps, sign), 303);
 }

@@ -23,6 +23,7 @@ import {
   text,
 } from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
+import { passkeySignInData } from './passkeys-section.js';
 import { setPendingSignInCookie } from './pending-sign-in-cookie.js';
 import { endSession, startSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
@@ -50,6 +51,7 @@ function renderSignIn(
       requestId: page.flow.requestId,
       returnTo: page.flow.returnTo,
       signupHref: `/signup${flowQueryString(page.flow)}`,
+      passkeySignIn: passkeySignInData(),
     },
     { switchBase: `/signin${flowQueryString(page.flow)}` },
   );

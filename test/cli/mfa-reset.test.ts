@@ -4,8 +4,8 @@ import { failed, succeeded } from '../helpers/cli.js';
 import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * `idp users mfa-reset U` (CONTRACT.md §8), run in process: the account's TOTP key and recovery
- * codes are removed and the reset is audited as the operator's; an unknown user is an exit 1.
+ * `idp users mfa-reset U` (CONTRACT.md §8), run in process: the account's TOTP key, recovery
+ * codes and passkeys are removed and the reset is audited as the operator's; an unknown user is an exit 1.
  */
 
 const TIMEOUT = 60_000;
@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe('idp users mfa-reset', () => {
   it(
-    'removes TOTP and the recovery codes, audited',
+    'removes TOTP, the recovery codes and the passkeys, audited',
     async () => {
       const created = succeeded(
         await cli.idp([
@@ -50,11 +50,33 @@ describe('idp users mfa-reset', () => {
         .values([1, 2].map((n) => ({ user_id: created.id, code_hash: `hash-${n}`, created_at: at })))
         .execute();
 
+      await db
+        .insertInto('passkeys')
+        .values(
+          ['cred-a', 'cred-b'].map((credential) => ({
+            user_id: created.id,
+            credential_id: credential,
+            public_key: 'pk',
+            counter: 0,
+            transports: ['internal'],
+            aaguid: '00000000-0000-0000-0000-000000000000',
+            backup_eligible: true,
+            backed_up: true,
+            name: credential,
+            created_at: at,
+          })),
+        )
+        .execute();
+
       const out = succeeded(await cli.idp(['users', 'mfa-reset', 'lost_phone', '--json'])) as unknown as {
         username: string;
         totpRemoved: boolean;
+        passkeysRemoved: number;
       };
-      expect(out).toEqual({ username: 'lost_phone', totpRemoved: true });
+      expect(out).toEqual({ username: 'lost_phone', totpRemoved: true, passkeysRemoved: 2 });
+      expect(await db.selectFrom('passkeys').selectAll().where('user_id', '=', created.id).execute()).toEqual(
+        [],
+      );
       expect(
         await db.selectFrom('totp_credentials').selectAll().where('user_id', '=', created.id).execute(),
       ).toEqual([]);
@@ -66,7 +88,11 @@ describe('idp users mfa-reset', () => {
         .selectAll()
         .where('action', '=', 'second_factors_reset')
         .executeTakeFirstOrThrow();
-      expect(event).toMatchObject({ actor: 'operator', subject: `user:${created.id}` });
+      expect(event).toMatchObject({
+        actor: 'operator',
+        subject: `user:${created.id}`,
+        details: { totp_removed: true, passkeys_removed: 2 },
+      });
     },
     TIMEOUT,
   );

@@ -394,7 +394,7 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     const page = await context.newPage();
     await page.goto(`${base}/signin`);
     const order: string[] = [];
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < 10; i++) {
       await page.keyboard.press('Tab');
       const focused = await page.evaluate(() => {
         const element = document.activeElement as HTMLElement;
@@ -417,6 +417,8 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
       // The show-password toggle, right after its field.
       'Show',
       'Sign in',
+      // A passkey instead of the password (CONTRACT.md §8), where the browser can use passkeys.
+      'Sign in with a passkey',
       'Forgot your password?',
       'Create an account',
     ]);

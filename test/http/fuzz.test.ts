@@ -22,6 +22,12 @@ interface CatalogueRoute {
   method: string;
   path: string;
   auth: string;
+  description: string;
+}
+
+/** Browser routes that a page script calls with JSON, and that answer errors in JSON (the passkey ceremonies). */
+function answersPages(route: CatalogueRoute): boolean {
+  return route.auth === 'browser' && !route.description.includes('(JSON');
 }
 
 /** What a generated request may carry, and the valid credentials it may borrow. */
@@ -593,7 +599,7 @@ describe('every route under generated hostile input', () => {
         const route = routes[request.route] as CatalogueRoute;
         const res = await t.app.inject(toInject(request));
         sent++;
-        checkResponse(route, route.auth === 'browser' && request.badPathTail === null, res);
+        checkResponse(route, answersPages(route) && request.badPathTail === null, res);
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );

@@ -86,9 +86,12 @@ describe('pages and layout', () => {
     expect(res.body).toMatch(/<html lang="en">/);
     expect(res.body).toMatch(/<meta name="viewport" content="width=device-width, initial-scale=1">/);
     expect(res.body).toMatch(/<main\b/);
-    // One script, from this origin, by URL: no inline script (the CSP would refuse it anyway).
+    // Scripts from this origin, by URL: no inline script (the CSP would refuse it anyway). The
+    // show-password toggle, then the passkey library and button (CONTRACT.md §8).
     expect([...res.body.matchAll(/<script\b[^>]*>/gi)].map((match) => match[0])).toEqual([
       expect.stringMatching(/^<script src="\/assets\/show-password\.js\?v=[A-Za-z0-9_-]+" defer>$/),
+      expect.stringMatching(/^<script src="\/assets\/webauthn-browser\.js\?v=[A-Za-z0-9_-]+" defer>$/),
+      expect.stringMatching(/^<script src="\/assets\/passkeys\.js\?v=[A-Za-z0-9_-]+" defer>$/),
     ]);
     expect(res.body).toMatch(/<script [^>]*><\/script>/);
     expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);

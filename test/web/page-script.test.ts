@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const STRICT_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 function scriptTags(html: string): string[] {
   return [...html.matchAll(/<script\b[^>]*>/gi)].map((match) => match[0]);
@@ -82,6 +82,15 @@ describe('the layout', () => {
         expect(page.statusCode, url).toBe(200);
         expect(scriptTags(page.body), url).toEqual([
           expect.stringMatching(/^<script src="\/assets\/show-password\.js\?v=[A-Za-z0-9_-]+" defer>$/),
+          // The sign-in page's passkey button and autofill (CONTRACT.md §8).
+          ...(url === '/signin'
+            ? [
+                expect.stringMatching(
+                  /^<script src="\/assets\/webauthn-browser\.js\?v=[A-Za-z0-9_-]+" defer>$/,
+                ),
+                expect.stringMatching(/^<script src="\/assets\/passkeys\.js\?v=[A-Za-z0-9_-]+" defer>$/),
+              ]
+            : []),
         ]);
         // In <head>: loaded while the page is parsed, run once it is.
         expect(page.body.indexOf('<script'), url).toBeLessThan(page.body.indexOf('</head>'));

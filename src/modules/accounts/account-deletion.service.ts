@@ -59,8 +59,8 @@ export async function deleteAccount(
     // Links and messages carry the address and the name: they go with the profile.
     await deleteEmailVerificationsOfUser(trx, user.id);
     await deletePasswordResetsOfUser(trx, user.id);
-    // CONTRACT.md §7: the account's second factors go with it.
-    const secondFactorsRemoved = await removeSecondFactors(trx, user.id);
+    // CONTRACT.md §7, §8: the account's second factors and passkeys (each a way in) go with it.
+    const { totpRemoved, passkeysRemoved } = await removeSecondFactors(trx, user.id);
     const messagesDeleted = await deleteMailOfUser(trx, user.id);
     await updateUser(trx, user.id, {
       displayName: null,
@@ -91,8 +91,9 @@ export async function deleteAccount(
         grants_revoked: grantsRevoked,
         consents_deleted: consentsDeleted,
         premium_periods_deleted: premiumPeriodsDeleted,
+        passkeys_deleted: passkeysRemoved,
         messages_deleted: messagesDeleted,
-        second_factors_removed: secondFactorsRemoved,
+        second_factors_removed: totpRemoved,
       },
     });
     return { ok: true };

@@ -48,7 +48,10 @@ export type AuditAction =
   | 'recovery_code_used'
   | 'second_factor_passed'
   | 'second_factor_failed'
-  | 'second_factors_reset';
+  | 'second_factors_reset'
+  | 'passkey_added'
+  | 'passkey_renamed'
+  | 'passkey_removed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

@@ -21,6 +21,8 @@ export const EXPIRING = [
   { table: 'password_resets', column: 'expires_at' },
   // The password step of a sign-in: dead once its 5 minutes are over (CONTRACT.md §8).
   { table: 'pending_sign_ins', column: 'expires_at' },
+  // A WebAuthn ceremony not finished within its 5 minutes can no longer be (CONTRACT.md §8).
+  { table: 'webauthn_challenges', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */

@@ -12,6 +12,7 @@ import {
 import type { TrustedSource } from '../accounts/sign-in-result.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import type { MailLocale } from '../mail/mail.service.js';
+import { deletePasskeysOfUser, hasPasskey } from '../passkeys/passkeys.repository.js';
 import {
   consumePendingSignIn,
   deletePendingSignInsOfUser,
@@ -27,13 +28,22 @@ import { looksLikeTotpCode } from './totp-code.js';
 /** CONTRACT.md §8: the password step alone expires in 5 minutes. */
 export const PENDING_SIGN_IN_TTL_MS = 5 * 60 * 1000;
 
+/** Which second factors the user has (a TOTP key only once confirmed). */
+export async function secondFactorsOf(
+  db: Kysely<Database>,
+  userId: number,
+): Promise<{ totp: boolean; passkey: boolean }> {
+  const totp = await findTotpCredential(db, userId);
+  return { totp: totp?.confirmedAt != null, passkey: await hasPasskey(db, userId) };
+}
+
 /**
- * Whether the user has a second factor, so that a password alone does not sign them in. The one
- * place that decides it: passkeys join here.
+ * Whether the user has a second factor (a confirmed TOTP key or a passkey), so that a password
+ * alone does not sign them in (CONTRACT.md §8). The one place that decides it.
  */
 export async function hasSecondFactor(db: Kysely<Database>, userId: number): Promise<boolean> {
-  const totp = await findTotpCredential(db, userId);
-  return totp?.confirmedAt != null;
+  const factors = await secondFactorsOf(db, userId);
+  return factors.totp || factors.passkey;
 }
 
 /**
@@ -121,16 +131,23 @@ export async function verifySecondFactor(
   return result;
 }
 
+/** What removeSecondFactors removed. */
+export interface RemovedFactors {
+  /** Whether a TOTP key was on or being set up. */
+  totpRemoved: boolean;
+  passkeysRemoved: number;
+}
+
 /**
  * Removes every second factor of the user (`idp users mfa-reset`, account deletion): the TOTP key,
- * the recovery codes and any half-done sign-in (passkeys join here, as in hasSecondFactor).
- * Returns whether TOTP was on or pending.
+ * the recovery codes, the passkeys and any half-done sign-in or passkey ceremony.
  */
-export async function removeSecondFactors(trx: Kysely<Database>, userId: number): Promise<boolean> {
-  const hadTotp = await deleteTotpCredential(trx, userId);
+export async function removeSecondFactors(trx: Kysely<Database>, userId: number): Promise<RemovedFactors> {
+  const totpRemoved = await deleteTotpCredential(trx, userId);
   await deleteRecoveryCodes(trx, userId);
   await deletePendingSignInsOfUser(trx, userId);
-  return hadTotp;
+  const passkeysRemoved = await deletePasskeysOfUser(trx, userId);
+  return { totpRemoved, passkeysRemoved };
 }
 
 /**
@@ -142,18 +159,18 @@ export async function resetSecondFactors(
   db: Kysely<Database>,
   ctx: Context,
   input: { username: string; actor: string },
-): Promise<{ username: string; totpRemoved: boolean }> {
+): Promise<{ username: string } & RemovedFactors> {
   return db.transaction().execute(async (trx) => {
     const user = await findUserByUsername(trx, input.username);
     if (!user) throw new NotFound(`no user named ${input.username}`);
-    const totpRemoved = await removeSecondFactors(trx, user.id);
+    const removed = await removeSecondFactors(trx, user.id);
     await recordAudit(trx, {
       at: ctx.clock.now(),
       actor: input.actor,
       action: 'second_factors_reset',
       subject: `user:${user.id}`,
-      details: { totp_removed: totpRemoved },
+      details: { totp_removed: removed.totpRemoved, passkeys_removed: removed.passkeysRemoved },
     });
-    return { username: user.username, totpRemoved };
+    return { username: user.username, ...removed };
   });
 }

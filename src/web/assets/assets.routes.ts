@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_AVATAR_PATH } from '../../modules/profiles/profile.presenter.js';
+import { passkeyScript, webauthnBundle } from './passkey-scripts.js';
 import { readStaticFile, type StaticFile } from './static-file.js';
 import { pageScript, stylesheet } from './stylesheet.js';
 
@@ -53,6 +54,22 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
         cacheControl: 'public, max-age=31536000, immutable',
       }),
   );
+
+  // The passkey scripts: only the pages with passkey buttons link to them.
+  for (const [asset, description] of [
+    [
+      webauthnBundle(),
+      "The WebAuthn browser library (@simplewebauthn/browser's bundle), for the passkey pages",
+    ],
+    [passkeyScript(), 'The passkey buttons and autofill of the sign-in and security pages'],
+  ] as const) {
+    app.get(asset.path, { config: { auth: 'public', description } }, async (request, reply) =>
+      sendStatic(request, reply, asset, {
+        type: 'text/javascript; charset=utf-8',
+        cacheControl: 'public, max-age=31536000, immutable',
+      }),
+    );
+  }
 
   app.get(
     DEFAULT_AVATAR_PATH,

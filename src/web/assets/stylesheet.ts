@@ -13,7 +13,7 @@ export interface VersionedAsset {
   etag: string;
 }
 
-function versioned(file: string, routePath: string): () => VersionedAsset {
+export function versioned(file: string, routePath: string): () => VersionedAsset {
   let loaded: VersionedAsset | undefined;
   return () => {
     if (!loaded) {

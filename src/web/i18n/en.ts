@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
 import { emailPageEn } from './email-page.js';
 import { enAccountData } from './en-account-data.js';
+import { enPasskeys } from './en-passkeys.js';
 import { enPasswordReset } from './en-password-reset.js';
 import { enSecurity } from './en-security.js';
 import type { LocaleDefinition } from './messages.js';
@@ -237,6 +238,7 @@ export const en: LocaleDefinition = {
       toAccount: 'Go to your account',
     },
     passwordReset: enPasswordReset,
+    passkeys: enPasskeys,
     emailPage: emailPageEn,
     security: enSecurity,
   },

@@ -3,6 +3,7 @@ import type { EmailChangeProblem } from '../../modules/accounts/email-change.ser
 import type { PasswordChangeProblem } from '../../modules/accounts/password.service.js';
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
+import type { PasskeyMessages } from './en-passkeys.js';
 import type { SecurityTexts } from './security-texts.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
@@ -257,6 +258,7 @@ export interface Messages {
   emailPage: EmailPageTexts;
   /** `/account/security` and `/signin/second-factor` (CONTRACT.md §8). */
   security: SecurityTexts;
+  passkeys: PasskeyMessages;
 }
 
 /** The texts of `/account/email` (kept in email-page.ts, one object per language). */

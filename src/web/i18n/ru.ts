@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
+import { ruPasskeys } from './ru-passkeys.js';
 import { ruPasswordReset } from './ru-password-reset.js';
 import { ruSecurity } from './ru-security.js';
 
@@ -266,6 +267,7 @@ export const ru: LocaleDefinition = {
       toAccount: 'Перейти в аккаунт',
     },
     passwordReset: ruPasswordReset,
+    passkeys: ruPasskeys,
     emailPage: emailPageRu,
     security: ruSecurity,
   },
