@@ -74,6 +74,15 @@
     // While the button's request runs, the autofill request is not started again: a new one would
     // abort the button's (the library allows one ceremony at a time) and take its cookie.
     let busy = false;
+    // Once a form is sent the page is on its way out: its CSRF token may no longer match the
+    // session the answer sets, so no new ceremony starts.
+    let leaving = false;
+    document.addEventListener('submit', () => {
+      leaving = true;
+    });
+    window.addEventListener('pagehide', () => {
+      leaving = true;
+    });
 
     /** 'done': signed in; 'again': the person may try again; 'stop': the service refused to start. */
     const run = async (conditional) => {
@@ -105,9 +114,9 @@
     // Conditional mediation (WebAuthn §5.1.4.1): the browser offers the passkeys in the username
     // field's suggestions; a new request waits again after one that did not sign in.
     const listen = async () => {
-      if (!autofill || busy) return;
+      if (!autofill || busy || leaving) return;
       const outcome = await run(true);
-      if (outcome === 'again' && !busy) window.setTimeout(listen, 1000);
+      if (outcome === 'again' && !busy && !leaving) window.setTimeout(listen, 1000);
     };
 
     button?.addEventListener('click', async () => {

@@ -1,11 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { AxeResults, Result as AxeViolation } from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/lib/paths.js';
 import { createUser, updateUserProfile } from '../../src/modules/accounts/accounts.service.js';
 import { resendEmailVerification } from '../../src/modules/accounts/email-verification.service.js';
 import { sendPasswordResetByOperator } from '../../src/modules/accounts/password-reset.service.js';
@@ -14,6 +10,7 @@ import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import type { Locale } from '../../src/web/i18n/index.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
+import { describeViolations, runAxe, SCREENSHOTS, WIDTHS, type Width } from './helpers/page-checks.js';
 
 /**
  * Every page in Chromium, in both languages, on a 360 px phone and a 1280 px desktop: the page is
@@ -29,15 +26,6 @@ import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js'
  * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
  */
 const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
-
-const SCREENSHOTS = path.join(projectRoot, 'docs', 'screenshots');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-const WIDTHS = {
-  phone: { width: 360, height: 740 },
-  desktop: { width: 1280, height: 800 },
-} as const;
-type Width = keyof typeof WIDTHS;
 
 /** What the browser sends as Accept-Language for each locale (Chromium's own form). */
 const BROWSER_LOCALES: Record<Locale, string> = { en: 'en-GB', ru: 'ru-RU' };
@@ -92,31 +80,6 @@ let browser: Browser;
 let clientId: string;
 const redirectUri = 'https://games.example/callback';
 const contexts: BrowserContext[] = [];
-
-/** axe's WCAG 2.x A/AA rules and its best practices. */
-async function runAxe(page: Page): Promise<AxeViolation[]> {
-  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);
-  const results = await page.evaluate(
-    () =>
-      (globalThis as unknown as { axe: { run: (options: object) => Promise<AxeResults> } }).axe.run({
-        runOnly: {
-          type: 'tag',
-          values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'],
-        },
-        resultTypes: ['violations'],
-      }) as Promise<AxeResults>,
-  );
-  return results.violations;
-}
-
-function describeViolations(violations: AxeViolation[]): string[] {
-  return violations.map(
-    (violation) =>
-      `${violation.impact}: ${violation.id} (${violation.help}) at ${violation.nodes
-        .map((node) => node.target.join(' '))
-        .join(', ')}`,
-  );
-}
 
 /** The checks every page passes, and its screenshot. */
 async function inspect(page: Page, name: string, locale: Locale, width: Width): Promise<void> {

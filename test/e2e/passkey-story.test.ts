@@ -1,13 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import type { AxeResults } from 'axe-core';
 import * as client from 'openid-client';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.js';
-import { projectRoot } from '../../src/lib/paths.js';
 import { createUser } from '../../src/modules/accounts/accounts.service.js';
 import { latestAuditEvents } from '../../src/modules/audit/audit.repository.js';
 import { createClient } from '../../src/modules/clients/clients.service.js';
@@ -15,6 +9,7 @@ import { listPasskeys } from '../../src/modules/passkeys/passkeys.repository.js'
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { freePort } from '../helpers/tcp-proxy.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
+import { inspectAndPhotograph, WIDTHS } from './helpers/page-checks.js';
 
 /**
  * Passkeys in Chromium (CONTRACT.md §8), with a virtual authenticator of the DevTools protocol
@@ -28,9 +23,6 @@ import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js'
  * skips this file.
  */
 const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
-const SCREENSHOTS = path.join(projectRoot, 'docs', 'screenshots');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const WIDTHS = { phone: { width: 360, height: 740 }, desktop: { width: 1280, height: 800 } } as const;
 
 const person = {
   username: 'passkey_holder',
@@ -49,44 +41,6 @@ let cdp: CDPSession;
 let authenticatorId: string;
 let userId: number;
 let rp: client.Configuration;
-
-/** axe's serious and critical findings (WCAG 2.x A/AA and best practices), in both color schemes. */
-async function axeFindings(tab: Page): Promise<string[]> {
-  const found: string[] = [];
-  for (const colorScheme of ['dark', 'light'] as const) {
-    await tab.emulateMedia({ colorScheme });
-    if (!(await tab.evaluate(() => 'axe' in globalThis))) await tab.evaluate(AXE_SOURCE);
-    const results = await tab.evaluate(
-      () =>
-        (globalThis as unknown as { axe: { run: (options: object) => Promise<AxeResults> } }).axe.run({
-          runOnly: {
-            type: 'tag',
-            values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'],
-          },
-          resultTypes: ['violations'],
-        }) as Promise<AxeResults>,
-    );
-    for (const v of results.violations)
-      if (['serious', 'critical'].includes(v.impact ?? ''))
-        found.push(`${colorScheme}: ${v.id} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  }
-  return found;
-}
-
-/** Checks the page at both widths (no sideways scroll, axe clean) and photographs it. */
-async function inspectAndPhotograph(name: string): Promise<void> {
-  for (const [width, size] of Object.entries(WIDTHS)) {
-    await page.setViewportSize(size);
-    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-    expect(scrollWidth, `${name} ${width}`).toBeLessThanOrEqual(size.width);
-    expect(await axeFindings(page), `${name} ${width}`).toEqual([]);
-    await writeFile(
-      path.join(SCREENSHOTS, `${name}-en-${width}.png`),
-      await page.screenshot({ animations: 'disabled', caret: 'hide', fullPage: true }),
-    );
-  }
-  await page.setViewportSize(WIDTHS.desktop);
-}
 
 /** Starts a sign-in at the relying party: openid-client's authorization URL, with PKCE and a nonce. */
 async function startAtSite() {
@@ -210,14 +164,14 @@ describe.skipIf(skipBrowserTests)('passkeys, in Chromium with a virtual authenti
       page.locator('form[action="/signin"] button[type="submit"]').click(),
     ]);
     await page.locator('[data-passkey-add]').waitFor();
-    await inspectAndPhotograph('passkeys-empty');
+    await inspectAndPhotograph(page, 'passkeys-empty');
     await page.locator('#passkey-new-name').fill('Test laptop');
     await Promise.all([
       page.waitForURL(`${base}/account/security?notice=passkey_added`),
       page.locator('[data-passkey-add]').click(),
     ]);
     expect(await page.locator('.passkey h3').allTextContents()).toEqual(['Test laptop']);
-    await inspectAndPhotograph('passkeys');
+    await inspectAndPhotograph(page, 'passkeys');
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     expect(credentials).toHaveLength(1);
     expect(credentials[0]?.isResidentCredential).toBe(true);
@@ -232,7 +186,7 @@ describe.skipIf(skipBrowserTests)('passkeys, in Chromium with a virtual authenti
       await page.goto(url.href);
       expect(new URL(page.url()).pathname).toBe('/signin');
       await page.locator('[data-passkey-button]').waitFor();
-      await inspectAndPhotograph('signin-passkey');
+      await inspectAndPhotograph(page, 'signin-passkey');
       await page.locator('[data-passkey-button]').click();
     });
     expect(claims.amr).toEqual(['hwk', 'user', 'mfa']);

@@ -1,9 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { AxeResults } from 'axe-core';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +8,7 @@ import { makeUser, type TestUser } from '../helpers/factories.js';
 import { freePort } from '../helpers/tcp-proxy.js';
 import { CallbackServer } from './helpers/callback-server.js';
 import { launchChromium } from './helpers/chromium.js';
+import { inspectAndPhotograph, WIDTHS } from './helpers/page-checks.js';
 
 /**
  * Two-step sign-in as a person lives it (CONTRACT.md §8), in Chromium, with openid-client as the
@@ -26,15 +21,6 @@ import { launchChromium } from './helpers/chromium.js';
  * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
  */
 const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
-const SCREENSHOTS = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '..',
-  '..',
-  'docs',
-  'screenshots',
-);
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const WIDTHS = { phone: { width: 360, height: 740 }, desktop: { width: 1280, height: 800 } } as const;
 const STEP_MS = 30_000;
 
 let t: TestApp;
@@ -56,38 +42,6 @@ function nextCode(secret: string): string {
 
 async function submit(selector: string): Promise<void> {
   await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
-}
-
-/** No serious or critical axe finding, no sideways scroll; a screenshot at each width. */
-async function inspectAndPhotograph(name: string): Promise<void> {
-  for (const [width, viewport] of Object.entries(WIDTHS)) {
-    await page.setViewportSize(viewport);
-    if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE_SOURCE);
-    const results = await page.evaluate(
-      () =>
-        (globalThis as unknown as { axe: { run: (options: object) => Promise<AxeResults> } }).axe.run({
-          runOnly: {
-            type: 'tag',
-            values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'],
-          },
-          resultTypes: ['violations'],
-        }) as Promise<AxeResults>,
-    );
-    const blocking = results.violations
-      .filter((violation) => ['serious', 'critical'].includes(violation.impact ?? ''))
-      .map(
-        (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
-      );
-    expect(blocking, `${name} ${width}: axe`).toEqual([]);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
-      viewport.width,
-    );
-    await writeFile(
-      path.join(SCREENSHOTS, `${name}-en-${width}.png`),
-      await page.screenshot({ animations: 'disabled', caret: 'hide', fullPage: true }),
-    );
-  }
-  await page.setViewportSize(WIDTHS.desktop);
 }
 
 async function signOut(): Promise<void> {
@@ -175,7 +129,7 @@ describe.skipIf(skipBrowserTests)('two-step sign-in, in Chromium, with openid-cl
     expect(await page.locator('svg.qr').isVisible()).toBe(true);
     key = ((await page.locator('.totp-key').textContent()) ?? '').replaceAll(' ', '');
     expect(key).toMatch(/^[A-Z2-7]{32}$/);
-    await inspectAndPhotograph('security');
+    await inspectAndPhotograph(page, 'security');
     await page.locator('#totp-code').fill(nextCode(key));
     await submit('form[action="/account/security/totp/confirm"] button');
     recoveryCodes = await page.locator('.recovery-codes code').allTextContents();
@@ -191,7 +145,7 @@ describe.skipIf(skipBrowserTests)('two-step sign-in, in Chromium, with openid-cl
     const request = await startAtSite();
     await passwordStep(person);
     expect(new URL(page.url()).pathname).toBe('/signin/second-factor');
-    await inspectAndPhotograph('second-factor');
+    await inspectAndPhotograph(page, 'second-factor');
     await page.locator('#code').fill(nextCode(key));
     await submit('form[action="/signin/second-factor"] button[type="submit"]');
     const claims = await finishAtSite(request);

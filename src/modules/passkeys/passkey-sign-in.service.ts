@@ -1,8 +1,6 @@
-import {
-  generateAuthenticationOptions,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type VerifiedAuthenticationResponse,
-  verifyAuthenticationResponse,
+import type {
+  PublicKeyCredentialRequestOptionsJSON,
+  VerifiedAuthenticationResponse,
 } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
@@ -19,6 +17,7 @@ import {
 } from './ceremony.js';
 import { lockPasskeyByCredentialId, recordPasskeyUse } from './passkeys.repository.js';
 import type { AuthenticationResponse } from './passkeys.schemas.js';
+import { webauthnServer } from './webauthn.js';
 
 /** Why a passkey sign-in was refused. */
 export type PasskeySignInProblem = 'expired' | 'unknown_passkey' | 'invalid' | 'account_disabled';
@@ -36,6 +35,7 @@ export async function beginPasskeySignIn(
   db: Kysely<Database>,
   ctx: Context,
 ): Promise<{ ceremonyId: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+  const { generateAuthenticationOptions } = await webauthnServer();
   const options = await generateAuthenticationOptions({
     rpID: relyingParty(ctx.config).id,
     userVerification: 'required',
@@ -82,6 +82,7 @@ export async function finishPasskeySignIn(
     const rp = relyingParty(ctx.config);
     let verification: VerifiedAuthenticationResponse;
     try {
+      const { verifyAuthenticationResponse } = await webauthnServer();
       verification = await verifyAuthenticationResponse({
         response: input.response,
         expectedChallenge: ceremony.matches,

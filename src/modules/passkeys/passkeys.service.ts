@@ -1,8 +1,6 @@
-import {
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type VerifiedRegistrationResponse,
-  verifyRegistrationResponse,
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
 import { SERVICE_NAME } from '../../config.js';
@@ -24,6 +22,7 @@ import {
   renamePasskey,
 } from './passkeys.repository.js';
 import type { RegistrationResponse } from './passkeys.schemas.js';
+import { webauthnServer } from './webauthn.js';
 
 /** Why a registration was refused; the page says it in the reader's language. */
 export type RegistrationProblem = 'expired' | 'invalid' | 'duplicate' | 'account_disabled';
@@ -48,6 +47,7 @@ export async function beginRegistration(
   const user = await findUserById(db, input.userId);
   if (!usable(user)) return undefined;
   const existing = await listPasskeys(db, user.id);
+  const { generateRegistrationOptions } = await webauthnServer();
   const options = await generateRegistrationOptions({
     rpName: SERVICE_NAME,
     rpID: relyingParty(ctx.config).id,
@@ -101,6 +101,7 @@ export async function finishRegistration(
     const rp = relyingParty(ctx.config);
     let verification: VerifiedRegistrationResponse;
     try {
+      const { verifyRegistrationResponse } = await webauthnServer();
       verification = await verifyRegistrationResponse({
         response: input.response,
         expectedChallenge: ceremony.matches,
