@@ -9,6 +9,12 @@ export default defineConfig({
     // Many files spend their time waiting on child processes and databases, not on a core: four
     // at once finish the suite in about 4½ minutes on two cores, against about 6 with two.
     maxWorkers: 4,
+    // A worker runs its files one after another in one module graph, instead of importing the
+    // service (Fastify, Kysely, PGlite, jose…) again for each of ~100 files: that import was most
+    // of the suite's CPU. Files stay independent: each builds its own app on its own database, and
+    // nothing in src/ keeps state per process that a test reads back (caches are per app or per
+    // database handle; the metrics test compares what it adds).
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // A summary line CI can read, and failures in full.

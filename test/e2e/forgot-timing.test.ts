@@ -16,12 +16,23 @@ import { usingPostgres } from '../helpers/database.js';
 /*
  * `/password/forgot` answers in the same time whether an account matches or not (CONTRACT.md §7),
  * measured as a client sees it: the real server in a process of its own (so that the work it does
- * after answering cannot hold this process's clock, as it would in one process on PGlite), 40
- * requests for accounts that exist and 40 for ones that do not, shuffled; their medians are within
- * 20% of each other.
+ * after answering cannot hold this process's clock, as it would in one process on PGlite): 40
+ * pairs of requests, one for an account that exists and one for a login that does not, back to
+ * back in a random order. The median of the pairs' differences is within 20% of the median time:
+ * a pair shares the machine's load of its moment, so the load of other processes cancels out
+ * where two separate medians would drift apart with it.
  */
 
-const KNOWN = 50;
+/**
+ * A timing under the load of other test files can be unlucky; a real difference shows in every
+ * attempt, so the measurement may be taken up to three times (each with logins of its own).
+ */
+const ATTEMPTS = 3;
+/** Requests for a known login per attempt: 5 to warm up, 40 timed. */
+const KNOWN_PER_ATTEMPT = 45;
+const KNOWN = ATTEMPTS * KNOWN_PER_ATTEMPT;
+/** Logins used so far, across attempts: each known account gets one request. */
+const next = { known: 0, unknown: 0 };
 let database: Awaited<ReturnType<typeof cliDatabase>> | undefined;
 let server: RunningServer;
 
@@ -54,8 +65,10 @@ afterAll(async () => {
 });
 
 describe(`/password/forgot's timing on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
-  it('is the same for a known and an unknown login (medians within 20%)', { timeout: 120_000 }, async () => {
-    const next = { known: 0, unknown: 0 };
+  it('is the same for a known and an unknown login (paired differences within 20%)', {
+    timeout: 120_000,
+    retry: ATTEMPTS - 1,
+  }, async () => {
     /** One timed POST of a form fetched beforehand (the GET is not timed), to its last byte. */
     const timed = async (kind: 'known' | 'unknown') => {
       const n = next[kind]++;
@@ -81,27 +94,34 @@ describe(`/password/forgot's timing on ${usingPostgres ? 'PostgreSQL' : 'PGlite'
       return elapsed;
     };
     for (let i = 0; i < 10; i++) await timed(i % 2 === 0 ? 'known' : 'unknown');
-    const order = [...Array<'known'>(40).fill('known'), ...Array<'unknown'>(40).fill('unknown')].sort(
-      () => Math.random() - 0.5,
-    );
-    const times = { known: [] as number[], unknown: [] as number[] };
-    for (const kind of order) times[kind].push(await timed(kind));
+    const differences: number[] = [];
+    const all: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const knownFirst = Math.random() < 0.5;
+      const first = await timed(knownFirst ? 'known' : 'unknown');
+      const second = await timed(knownFirst ? 'unknown' : 'known');
+      const [known, unknown] = knownFirst ? [first, second] : [second, first];
+      differences.push(known - unknown);
+      all.push(known, unknown);
+    }
     const median = (values: number[]) => {
       const sorted = [...values].sort((a, b) => a - b);
-      return ((sorted[19] ?? 0) + (sorted[20] ?? 0)) / 2;
+      const middle = sorted.length / 2;
+      return ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
     };
-    const known = median(times.known);
-    const unknown = median(times.unknown);
-    expect(Math.abs(known - unknown) / Math.min(known, unknown), `${known} ms vs ${unknown} ms`).toBeLessThan(
-      0.2,
-    );
+    const difference = median(differences);
+    const typical = median(all);
+    expect(
+      Math.abs(difference) / typical,
+      `known − unknown ${difference} ms, typical ${typical} ms`,
+    ).toBeLessThan(0.2);
 
     // And the known logins did get their links: one message each, none for the others.
     await server.stop();
     const queued = await withCliDatabase(database?.env ?? {}, (db) =>
       db.selectFrom('mail_outbox').select('recipient').where('recipient', 'like', 'timed_%').execute(),
     );
-    expect(queued).toHaveLength(45);
+    expect(queued).toHaveLength(next.known);
     expect(queued.every((row) => /^timed_known_\d+@example\.com$/.test(row.recipient))).toBe(true);
   });
 });

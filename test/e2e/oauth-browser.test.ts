@@ -180,7 +180,9 @@ describe.skipIf(skipBrowserTests)(
         env = childEnv({ DATA_DIR: dataDir });
       }
       Object.assign(env, { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PUBLIC_URL: issuer });
-      server = await startServer({ env });
+      // A first start creates and migrates the embedded database: on two cores shared with the
+      // other test files that can take longer than the usual 45 s.
+      server = await startServer({ env, timeoutMs: 90_000 });
       cleanup.push(() => server.stop());
       frontDoor.forwardTo(server.port);
 
@@ -213,7 +215,7 @@ describe.skipIf(skipBrowserTests)(
       shopConfig = await client.discovery(new URL(issuer), shop.clientId, shop.clientSecret, undefined, {
         execute: [client.allowInsecureRequests],
       });
-    }, 120_000);
+    }, 180_000);
 
     afterAll(async () => {
       for (const step of cleanup.reverse()) await step().catch((error: unknown) => console.error(error));

@@ -75,14 +75,20 @@ describe('GET /metrics', () => {
         headers: { authorization: `Bearer ${token}` },
         payload: { amount, currency: 'COIN', description: 'metrics', idempotency_key: key },
       });
+    // Counters live as long as the process: what this test adds is compared, not the total.
+    const count = async (outcome: string) => {
+      const text = (await scrape(`Bearer ${METRICS_TOKEN}`)).body;
+      const line = new RegExp(`^idp_wallet_charges_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text);
+      return Number(line?.[1] ?? 0);
+    };
+    const outcomes = ['charged', 'replayed', 'conflict', 'insufficient_funds'];
+    const before = await Promise.all(outcomes.map(count));
     expect((await charge(1, 'metrics-1')).statusCode).toBe(201);
     expect((await charge(1, 'metrics-1')).statusCode).toBe(200);
     expect((await charge(2, 'metrics-1')).statusCode).toBe(409);
     expect((await charge(100, 'metrics-2')).statusCode).toBe(402);
 
-    const text = (await scrape(`Bearer ${METRICS_TOKEN}`)).body;
-    for (const outcome of ['charged', 'replayed', 'conflict', 'insufficient_funds']) {
-      expect(text).toMatch(new RegExp(`^idp_wallet_charges_total\\{outcome="${outcome}"\\} 1$`, 'm'));
-    }
+    const after = await Promise.all(outcomes.map(count));
+    expect(after).toEqual(before.map((n) => n + 1));
   });
 });
