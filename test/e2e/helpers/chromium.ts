@@ -73,8 +73,13 @@ export function recordPage(page: Page): PageLog {
     log.consoleErrors.push(`${message.text()} [${source || 'inline'}] (page ${page.url()})`);
   });
   page.on('pageerror', (error) => log.pageErrors.push(`${error.message} (at ${page.url()})`));
-  page.on('requestfailed', (request) =>
-    log.failedRequests.push(`${request.url()}: ${request.failure()?.errorText ?? 'failed'}`),
-  );
+  page.on('requestfailed', (request) => {
+    const error = request.failure()?.errorText ?? 'failed';
+    // Leaving a page cancels its script's requests still under way (the sign-in page's passkey
+    // autofill waits in the background): that is the navigation, not a failure. A blocked
+    // resource fails with another error (net::ERR_BLOCKED_BY_CLIENT, csp) and is still counted.
+    if (error === 'net::ERR_ABORTED' && request.resourceType() === 'fetch') return;
+    log.failedRequests.push(`${request.url()}: ${error}`);
+  });
   return log;
 }
