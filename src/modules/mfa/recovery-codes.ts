@@ -9,7 +9,7 @@ const ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
 /** 12 characters of a 31-letter alphabet: about 59 bits, far past guessing within the sign-in limits. */
 const LENGTH = 12;
 
-/** A new recovery code, `xxxx-xxxx-xxxx` (CSPRNG). */
+/** A new recovery code: three groups of four characters of ALPHABET joined by dashes (`k7mq-2v9c-x4tp`), from the CSPRNG. */
 export function newRecoveryCode(): string {
   let code = '';
   for (let i = 0; i < LENGTH; i++) code += ALPHABET[randomInt(ALPHABET.length)];
