@@ -13,7 +13,8 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 export type NewClient = Pick<
   Client,
   'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
-> & {
+> &
+  Partial<Pick<Client, 'requirePar'>> & {
   secretHash: string;
   at: Date;
 };
@@ -21,7 +22,8 @@ export type NewClient = Pick<
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
   Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
-> & {
+> &
+  Partial<Pick<Client, 'requirePar'>> & {
   secretHash?: string;
   updatedAt: Date;
 };
@@ -37,6 +39,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       redirect_uris: client.redirectUris,
       wallet: client.wallet,
       official_mobile: client.officialMobile,
+      require_pushed_authorization_requests: client.requirePar ?? false,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -122,6 +125,7 @@ export async function updateClientColumns(
   if (changes.redirectUris !== undefined) set.redirect_uris = changes.redirectUris;
   if (changes.wallet !== undefined) set.wallet = changes.wallet;
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
+  if (changes.requirePar !== undefined) set.require_pushed_authorization_requests = changes.requirePar;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
   const row = await db
