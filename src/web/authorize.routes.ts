@@ -14,7 +14,11 @@ import {
   sessionSatisfies,
   usePendingRequest,
 } from '../modules/oauth/authorize/pending.service.js';
-import { type PushedRequestOutcome, usePushedRequest } from '../modules/oauth/authorize/pushed.service.js';
+import {
+  isPushedRequestUri,
+  type PushedRequestOutcome,
+  usePushedRequest,
+} from '../modules/oauth/authorize/pushed.service.js';
 import { type AuthorizationRequest, AuthorizeRedirectError } from '../modules/oauth/authorize/request.js';
 import type { Scope } from '../modules/oauth/scopes.js';
 import { issueCsrfToken } from './csrf.js';
@@ -28,7 +32,7 @@ const secondFactorUrl = (id: string) => `/signin/second-factor?request=${encodeU
 const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${encodeURIComponent(id)}`;
 
 const UNUSABLE_REQUEST_URI =
-  'The request_uri is unknown, expired, already used or not this client_id\'s; push the request again.';
+  "The request_uri is unknown, expired, already used or not this client_id's; push the request again.";
 
 function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -144,7 +148,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     { config: { auth: 'browser', description: 'OAuth 2.0 authorization endpoint (opened in the browser)' } },
     async (request, reply) => {
       const query = request.query as Record<string, unknown>;
-      if (query.request_uri !== undefined) return proceedPushed(request, reply, query);
+      if (isPushedRequestUri(query.request_uri)) return proceedPushed(request, reply, query);
       let authz: AuthorizationRequest;
       try {
         authz = await checkAuthorizeRequest(db, query);

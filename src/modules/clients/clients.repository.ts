@@ -15,18 +15,18 @@ export type NewClient = Pick<
   'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
 > &
   Partial<Pick<Client, 'requirePar'>> & {
-  secretHash: string;
-  at: Date;
-};
+    secretHash: string;
+    at: Date;
+  };
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
   Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
 > &
   Partial<Pick<Client, 'requirePar'>> & {
-  secretHash?: string;
-  updatedAt: Date;
-};
+    secretHash?: string;
+    updatedAt: Date;
+  };
 
 export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<Client> {
   const row = await db

@@ -63,9 +63,19 @@ function noRepeatedParameters(query: Query, _request: AuthorizationRequest, fail
 }
 
 function noRequestObjects(query: Query, _request: AuthorizationRequest, fail: Fail): void {
-  // A request_uri never gets here: authorize takes it as a pushed request (pushed.service.ts).
   if (query.request !== undefined)
     fail(new ApiError(400, 'request_not_supported', 'Request objects are not supported.'));
+  // A request_uri of the PAR endpoint never gets here (pushed.service.ts); any other names a
+  // request object by reference (OIDC Core §6.2).
+  if (query.request_uri !== undefined) {
+    fail(
+      new ApiError(
+        400,
+        'request_uri_not_supported',
+        'Only a request_uri from the pushed authorization request endpoint is supported.',
+      ),
+    );
+  }
 }
 
 function responseType(query: Query, _request: AuthorizationRequest, fail: Fail): void {
@@ -156,7 +166,7 @@ function acrValues(query: Query, request: AuthorizationRequest, fail: Fail): voi
  */
 const CHECKS: readonly Check[] = [
   noRepeatedParameters, // RFC 6749 §3.1: no parameter may be sent twice
-  noRequestObjects, // OIDC Core §6: request objects are not supported
+  noRequestObjects, // OIDC Core §6: request objects are not supported, nor by reference
   responseType, // RFC 6749 §3.1.1: the code flow only, answered in the query
   state, // CONTRACT.md §5: state is required
   scope, // CONTRACT.md §6: known scopes only; wallet only for clients with the right

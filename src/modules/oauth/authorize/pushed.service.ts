@@ -21,6 +21,11 @@ export const PUSHED_REQUEST_TTL_SECONDS = 60;
 /** The random part of a request_uri we issue: 32 bytes of base64url. */
 const RANDOM_PART = /^[A-Za-z0-9_-]{43}$/;
 
+/** Whether an authorize request's request_uri is one of the PAR endpoint's (RFC 9126 §2.2). */
+export function isPushedRequestUri(value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith(PREFIX.requestUri);
+}
+
 /** The answer of the PAR endpoint (RFC 9126 §2.2). */
 export interface PushedAuthorizationResponse {
   request_uri: string;
@@ -95,7 +100,7 @@ export async function usePushedRequest(
 ): Promise<PushedRequestOutcome | undefined> {
   const client = await checkClient(db, query);
   const requestUri = query.request_uri;
-  if (typeof requestUri !== 'string' || !requestUri.startsWith(PREFIX.requestUri)) return undefined;
+  if (!isPushedRequestUri(requestUri)) return undefined;
   const random = requestUri.slice(PREFIX.requestUri.length);
   if (!RANDOM_PART.test(random)) return undefined;
   return inTransaction(db, async (trx) => {
