@@ -13,20 +13,21 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 export type NewClient = Pick<
   Client,
   'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
-> &
-  Partial<Pick<Client, 'requirePar'>> & {
-    secretHash: string;
-    at: Date;
-  };
+> & {
+  secretHash: string;
+  at: Date;
+  /** RFC 9126 §6; false when not given. */
+  requirePar?: boolean;
+};
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
   Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
-> &
-  Partial<Pick<Client, 'requirePar'>> & {
-    secretHash?: string;
-    updatedAt: Date;
-  };
+> & {
+  secretHash?: string;
+  updatedAt: Date;
+  requirePar?: boolean;
+};
 
 export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<Client> {
   const row = await db
