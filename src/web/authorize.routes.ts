@@ -31,6 +31,7 @@ const secondFactorUrl = (id: string) => `/signin/second-factor?request=${encodeU
 /** The pending request's own URL: the language switch of its pages re-renders it from there. */
 const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${encodeURIComponent(id)}`;
 
+/** The error page's detail for a request_uri that names no pushed request this client may use. */
 const UNUSABLE_REQUEST_URI =
   "The request_uri is unknown, expired, already used or not this client_id's; push the request again.";
 
@@ -137,7 +138,8 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     } catch (error) {
       return answerAuthorizeError(reply, error);
     }
-    // Unknown, expired, used or another client's: a page, never a redirect (RFC 9126 §4).
+    // Unknown, expired, used or another client's: no checked redirect_uri to answer at, so a page
+    // (RFC 6749 §4.1.2.1).
     if (!outcome) throw new PageError(400, 'request_expired', { detail: UNUSABLE_REQUEST_URI });
     if ('error' in outcome) return answerAuthorizeError(reply, outcome.error);
     return proceed(request, reply, outcome.request, { id: outcome.pendingId, staleSessionHash });
