@@ -240,4 +240,10 @@ describe('a client registered with --require-par', () => {
     const params = callback(await browser.get(pushedUrl(strict, await push(strict))), strict);
     expect(params.get('code')).toMatch(/^ac_/);
   });
+
+  it('takes requests from the query again once the requirement is lifted', async () => {
+    await updateClient(t.database.db, depsOf(t).ctx, strict.clientId, { requirePar: false });
+    const res = await t.app.inject({ method: 'GET', url: authorizeUrl(strict) });
+    expect(res.headers.location).toMatch(/^\/signin\?request=/);
+  });
 });
