@@ -48,6 +48,7 @@ const OWNERSHIP: Ownership = {
     pending_sign_ins: 'src/modules/mfa/pending-sign-ins.repository.ts',
     passkeys: 'src/modules/passkeys/passkeys.repository.ts',
     webauthn_challenges: 'src/modules/passkeys/passkeys.repository.ts',
+    pushed_authorization_requests: `${OAUTH}/pushed-requests.repository.ts`,
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

@@ -16,10 +16,12 @@ export const clientCommands: Command[] = [
       details: {
         wallet: (result as { wallet?: boolean }).wallet,
         official_mobile: (result as { official_mobile?: boolean }).official_mobile,
+        require_pushed_authorization_requests: (result as { require_pushed_authorization_requests?: boolean })
+          .require_pushed_authorization_requests,
       },
     }),
     usage:
-      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile]',
+      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile] [--require-par]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
@@ -27,6 +29,7 @@ export const clientCommands: Command[] = [
       'redirect-uri': { type: 'string', multiple: true },
       wallet: { type: 'boolean' },
       'official-mobile': { type: 'boolean' },
+      'require-par': { type: 'boolean' },
     },
     run: (ctx, args) =>
       createClient(ctx.db, ctx, {
@@ -35,6 +38,7 @@ export const clientCommands: Command[] = [
         redirectUris: (args.values['redirect-uri'] as string[] | undefined) ?? [],
         wallet: args.values.wallet === true,
         officialMobile: args.values['official-mobile'] === true,
+        requirePar: args.values['require-par'] === true,
       }),
     text: (result) =>
       `${formatListing(result)}\nThe client_secret is shown only this once and stored only as a hash: keep it safe.`,
@@ -54,12 +58,13 @@ export const clientCommands: Command[] = [
       details: Object.fromEntries(Object.entries(args.values).filter(([name]) => name !== 'json')),
     }),
     usage:
-      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
+      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--require-par true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
       wallet: { type: 'string' },
       'official-mobile': { type: 'string' },
+      'require-par': { type: 'string' },
       disabled: { type: 'string' },
       'add-redirect-uri': { type: 'string', multiple: true },
       'remove-redirect-uri': { type: 'string', multiple: true },
@@ -70,6 +75,7 @@ export const clientCommands: Command[] = [
         name: str(args, 'name'),
         wallet: bool(args, 'wallet'),
         officialMobile: bool(args, 'official-mobile'),
+        requirePar: bool(args, 'require-par'),
         disabled: bool(args, 'disabled'),
         addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
         removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],

@@ -2,6 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
+import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schema-par.js';
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
 
 export interface UsersTable {
@@ -28,7 +29,7 @@ export interface UsersTable {
   updated_at: DefaultedTimestamp;
 }
 
-export interface ClientsTable {
+export interface ClientsTable extends ClientParColumns {
   id: Generated<number>;
   client_id: string;
   /** SHA-256 (base64url) of the client secret; the secret itself is never stored. */
@@ -276,4 +277,5 @@ export interface Database {
   pending_sign_ins: PendingSignInsTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }

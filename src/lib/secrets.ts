@@ -14,6 +14,8 @@ export const PREFIX = {
   emailVerification: 'ev_',
   /** Password reset links (CONTRACT.md §7). */
   passwordReset: 'pr_',
+  /** Pushed authorization requests: RFC 9126 §2.2's URN, then the random part. */
+  requestUri: 'urn:ietf:params:oauth:request_uri:',
 } as const;
 
 export type SecretKind = keyof typeof PREFIX;
@@ -27,6 +29,7 @@ const ENTROPY_BYTES: Record<SecretKind, number> = {
   refreshToken: 32,
   emailVerification: 32,
   passwordReset: 32,
+  requestUri: 32,
 };
 
 /** A fresh prefixed value: the prefix, then base64url CSPRNG output. */

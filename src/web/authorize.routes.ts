@@ -14,6 +14,11 @@ import {
   sessionSatisfies,
   usePendingRequest,
 } from '../modules/oauth/authorize/pending.service.js';
+import {
+  isPushedRequestUri,
+  type PushedRequestOutcome,
+  usePushedRequest,
+} from '../modules/oauth/authorize/pushed.service.js';
 import { type AuthorizationRequest, AuthorizeRedirectError } from '../modules/oauth/authorize/request.js';
 import type { Scope } from '../modules/oauth/scopes.js';
 import { issueCsrfToken } from './csrf.js';
@@ -25,6 +30,10 @@ const secondFactorUrl = (id: string) => `/signin/second-factor?request=${encodeU
 
 /** The pending request's own URL: the language switch of its pages re-renders it from there. */
 const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${encodeURIComponent(id)}`;
+
+/** The error page's detail for a request_uri that names no pushed request this client may use. */
+const UNUSABLE_REQUEST_URI =
+  "The request_uri is unknown, expired, already used or not this client_id's; push the request again.";
 
 function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
@@ -112,13 +121,39 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     );
   };
 
+  /**
+   * A pushed request (RFC 9126 §4): taken once, with the session present now as the one to
+   * outdate for prompt=login and max_age, as when a request from the query is stored.
+   */
+  const proceedPushed = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: Record<string, unknown>,
+  ): Promise<FastifyReply> => {
+    const session = await loadSession(request, deps);
+    const staleSessionHash = session?.idHash ?? null;
+    let outcome: PushedRequestOutcome | undefined;
+    try {
+      outcome = await usePushedRequest(db, ctx, query, staleSessionHash);
+    } catch (error) {
+      return answerAuthorizeError(reply, error);
+    }
+    // Unknown, expired, used or another client's: no checked redirect_uri to answer at, so a page
+    // (RFC 6749 §4.1.2.1).
+    if (!outcome) throw new PageError(400, 'request_expired', { detail: UNUSABLE_REQUEST_URI });
+    if ('error' in outcome) return answerAuthorizeError(reply, outcome.error);
+    return proceed(request, reply, outcome.request, { id: outcome.pendingId, staleSessionHash });
+  };
+
   app.get(
     '/api/v1/oauth/authorize',
     { config: { auth: 'browser', description: 'OAuth 2.0 authorization endpoint (opened in the browser)' } },
     async (request, reply) => {
+      const query = request.query as Record<string, unknown>;
+      if (isPushedRequestUri(query.request_uri)) return proceedPushed(request, reply, query);
       let authz: AuthorizationRequest;
       try {
-        authz = await checkAuthorizeRequest(db, request.query as Record<string, unknown>);
+        authz = await checkAuthorizeRequest(db, query);
       } catch (error) {
         return answerAuthorizeError(reply, error);
       }

@@ -266,6 +266,7 @@ describe('idp clients update / rotate-secret', () => {
       redirect_uris: ['https://shop.example/cb', 'https://shop.example/cb2', 'http://127.0.0.1:8080/cb'],
       wallet: true,
       official_mobile: true,
+      require_pushed_authorization_requests: false,
       disabled: true,
       created_at: created.created_at,
     });
@@ -349,5 +350,48 @@ describe('idp clients update / rotate-secret', () => {
     const { client_secret: _secret, ...view } = rotated;
     expect(succeeded(list)).toEqual({ clients: [view] });
     expect(list.stdout).not.toContain('sk_');
+  });
+});
+
+describe('idp clients --require-par', () => {
+  it('clients create --require-par registers a client that must use PAR; update --require-par true|false changes it', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const created = succeeded(
+      await idp([
+        'clients',
+        'create',
+        '--name',
+        'Bank',
+        '--site-url',
+        'https://bank.example',
+        '--redirect-uri',
+        'https://bank.example/cb',
+        '--require-par',
+        '--json',
+      ]),
+    );
+    expect(created.require_pushed_authorization_requests).toBe(true);
+    const id = String(created.client_id);
+    const stored = () =>
+      withDatabase(async (db) => {
+        const row = await db
+          .selectFrom('clients')
+          .select('require_pushed_authorization_requests')
+          .where('client_id', '=', id)
+          .executeTakeFirstOrThrow();
+        return row.require_pushed_authorization_requests;
+      });
+    expect(await stored()).toBe(true);
+    const optional = succeeded(await idp(['clients', 'update', id, '--require-par', 'false', '--json']));
+    expect(optional.require_pushed_authorization_requests).toBe(false);
+    expect(await stored()).toBe(false);
+    const required = succeeded(await idp(['clients', 'update', id, '--require-par', 'true', '--json']));
+    expect(required.require_pushed_authorization_requests).toBe(true);
+    failed(
+      await idp(['clients', 'update', id, '--require-par', 'yes', '--json']),
+      /--require-par must be true or false/,
+    );
+    expect(await stored()).toBe(true);
   });
 });

@@ -65,6 +65,7 @@ export async function makeClient(
     redirectUris?: string[];
     siteUrl?: string;
     officialMobile?: boolean;
+    requirePar?: boolean;
   } = {},
 ): Promise<TestClient> {
   const redirectUris = options.redirectUris ?? ['https://site.example/callback', 'http://127.0.0.1:8080/cb'];
@@ -74,6 +75,7 @@ export async function makeClient(
     redirectUris,
     wallet: options.wallet ?? false,
     officialMobile: options.officialMobile ?? false,
+    requirePar: options.requirePar ?? false,
   });
   return {
     clientId: client.client_id,

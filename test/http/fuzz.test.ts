@@ -289,6 +289,14 @@ const BASELINES: Record<
   },
   'POST /api/v1/oauth/revoke': { form: [['token', '$access_token']] },
   'POST /api/v1/oauth/introspect': { form: [['token', '$access_token']] },
+  'POST /api/v1/oauth/par': {
+    form: [
+      ['response_type', 'code'],
+      ['redirect_uri', '$redirect_uri'],
+      ['state', 'state-1'],
+      ['scope', 'openid profile'],
+    ],
+  },
   'GET /api/users/search': { query: [['q', 'user']] },
   'GET /api/v1/wallet/transactions': { query: [['limit', '5']] },
   'POST /api/v1/wallet/charge': {

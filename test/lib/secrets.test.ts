@@ -9,6 +9,7 @@ describe('secrets', () => {
     ['accessToken', /^at_[A-Za-z0-9_-]{43}$/],
     ['refreshToken', /^rt_[A-Za-z0-9_-]{43}$/],
     ['emailVerification', /^ev_[A-Za-z0-9_-]{43}$/],
+    ['requestUri', /^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/],
   ] as const)('%s has its prefix and at least 128 bits of base64url', (kind, pattern) => {
     const values = new Set(Array.from({ length: 200 }, () => generateSecret(kind)));
     expect(values.size).toBe(200);

@@ -14,6 +14,8 @@ export interface Client {
   wallet: boolean;
   /** The service's own mobile app (SPEC.md: the mobile sign-in API). */
   officialMobile: boolean;
+  /** RFC 9126 §6: authorize takes this client's requests only through PAR. */
+  requirePar: boolean;
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -29,6 +31,7 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     redirectUris: row.redirect_uris,
     wallet: row.wallet,
     officialMobile: row.official_mobile,
+    requirePar: row.require_pushed_authorization_requests,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -16,6 +16,8 @@ export type NewClient = Pick<
 > & {
   secretHash: string;
   at: Date;
+  /** RFC 9126 §6; false when not given. */
+  requirePar?: boolean;
 };
 
 /** What may change of a client; `updatedAt` always does. */
@@ -24,6 +26,7 @@ export type ClientChanges = Partial<
 > & {
   secretHash?: string;
   updatedAt: Date;
+  requirePar?: boolean;
 };
 
 export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<Client> {
@@ -37,6 +40,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       redirect_uris: client.redirectUris,
       wallet: client.wallet,
       official_mobile: client.officialMobile,
+      require_pushed_authorization_requests: client.requirePar ?? false,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -122,6 +126,7 @@ export async function updateClientColumns(
   if (changes.redirectUris !== undefined) set.redirect_uris = changes.redirectUris;
   if (changes.wallet !== undefined) set.wallet = changes.wallet;
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
+  if (changes.requirePar !== undefined) set.require_pushed_authorization_requests = changes.requirePar;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
   const row = await db

@@ -32,6 +32,7 @@ export const createClientSchema = z
       .max(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
     wallet: z.boolean().default(false),
     officialMobile: z.boolean().default(false),
+    requirePar: z.boolean().default(false),
   })
   .superRefine((client, ctx) => {
     for (const uri of client.redirectUris) {
@@ -50,6 +51,8 @@ export interface ClientView {
   redirect_uris: string[];
   wallet: boolean;
   official_mobile: boolean;
+  /** RFC 9126 §6 client metadata. */
+  require_pushed_authorization_requests: boolean;
   disabled: boolean;
   created_at: string;
 }
@@ -63,6 +66,7 @@ export const updateClientSchema = z
     name: clientNameSchema.optional(),
     wallet: z.boolean().optional(),
     officialMobile: z.boolean().optional(),
+    requirePar: z.boolean().optional(),
     disabled: z.boolean().optional(),
     addRedirectUris: z.array(z.string().trim()).default([]),
     removeRedirectUris: z.array(z.string().trim()).default([]),

@@ -31,6 +31,7 @@ export function presentClient(client: Client): ClientView {
     redirect_uris: client.redirectUris,
     wallet: client.wallet,
     official_mobile: client.officialMobile,
+    require_pushed_authorization_requests: client.requirePar,
     disabled: client.disabledAt !== null,
     created_at: client.createdAt.toISOString(),
   };
@@ -56,6 +57,7 @@ export async function createClient(
     redirectUris: [...new Set(data.redirectUris)],
     wallet: data.wallet,
     officialMobile: data.officialMobile,
+    requirePar: data.requirePar,
     at: now,
   });
   const view = presentClient(row);
@@ -87,6 +89,7 @@ export async function updateClient(
     if (data.name !== undefined) changes.name = data.name;
     if (data.wallet !== undefined) changes.wallet = data.wallet;
     if (data.officialMobile !== undefined) changes.officialMobile = data.officialMobile;
+    if (data.requirePar !== undefined) changes.requirePar = data.requirePar;
     // Disabling again keeps the first disabled_at.
     if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 

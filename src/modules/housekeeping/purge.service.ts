@@ -14,8 +14,8 @@ export interface PurgeOptions {
 export type PurgeReport = Record<string, number>;
 
 /**
- * Deletes expired codes, authorization requests, tokens, sessions, mobile challenges, idempotency
- * keys and sign-in counts older than `SIGN_IN_WINDOW_SECONDS`, in batches of `batchSize` rows,
+ * Deletes expired codes, authorization requests (pushed ones too), tokens, sessions, mobile
+ * challenges, idempotency keys and sign-in counts older than `SIGN_IN_WINDOW_SECONDS`, in batches of `batchSize` rows,
  * each its own statement. Returns the rows deleted per table.
  */
 export async function purgeExpired(

@@ -5,6 +5,7 @@ import { tokensIssued } from '../../http/metrics.js';
 import { countAuthenticatedClient } from '../../http/rate-limit.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
+import { pushAuthorizationRequest } from './authorize/pushed.service.js';
 import { authenticateClient } from './client-auth.service.js';
 import { handleTokenRequest } from './grants/index.js';
 import { introspectToken, revokeToken } from './revocation.service.js';
@@ -38,7 +39,7 @@ function tokenTypeHintOf(hint: string | undefined): string | null {
 }
 
 /**
- * The form of a client's request to one of the three endpoints, whose answers, errors included,
+ * The form of a client's request to one of these endpoints, whose answers, errors included,
  * no cache may keep (RFC 6749 §5.1).
  */
 function clientForm(request: FastifyRequest, reply: FastifyReply): Record<string, string | undefined> {
@@ -46,8 +47,22 @@ function clientForm(request: FastifyRequest, reply: FastifyReply): Record<string
   return formParameters(request);
 }
 
-/** The token, revocation and introspection endpoints (RFC 6749 §3.2, RFC 7009, RFC 7662). */
+/**
+ * The token, revocation, introspection and pushed authorization request endpoints (RFC 6749 §3.2,
+ * RFC 7009, RFC 7662, RFC 9126).
+ */
 export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
+  /**
+   * The form of a request to one of these endpoints and the client it authenticates (RFC 6749
+   * §2.3.1, RFC 9126 §2); from then on the request counts against that client's rate limit.
+   */
+  const authenticatedForm = async (request: FastifyRequest, reply: FastifyReply) => {
+    const params = clientForm(request, reply);
+    const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
+    countAuthenticatedClient(request, client.clientId);
+    return { params, client };
+  };
+
   app.post(
     '/api/v1/oauth/token',
     {
@@ -58,9 +73,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       },
     },
     async (request, reply) => {
-      const params = clientForm(request, reply);
-      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
-      countAuthenticatedClient(request, client.clientId);
+      const { params, client } = await authenticatedForm(request, reply);
       const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params);
       tokensIssued.inc({ grant_type: params.grant_type });
       return tokens;
@@ -71,9 +84,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     '/api/v1/oauth/revoke',
     { config: { revokes: true, auth: 'client', description: 'Token revocation (RFC 7009)' } },
     async (request, reply) => {
-      const params = clientForm(request, reply);
-      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
-      countAuthenticatedClient(request, client.clientId);
+      const { params, client } = await authenticatedForm(request, reply);
       await revokeToken(deps.db, deps.ctx, client, params);
       // RFC 7009 answers 200 whether or not the token was known; the log says only that it was asked.
       await auditRequest(deps.db, deps.ctx, request, {
@@ -90,10 +101,18 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     '/api/v1/oauth/introspect',
     { config: { auth: 'client', description: 'Token introspection (RFC 7662)' } },
     async (request, reply) => {
-      const params = clientForm(request, reply);
-      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
-      countAuthenticatedClient(request, client.clientId);
+      const { params, client } = await authenticatedForm(request, reply);
       return introspectToken(deps.db, deps.ctx, client, params);
+    },
+  );
+
+  app.post(
+    '/api/v1/oauth/par',
+    { config: { auth: 'client', description: 'Pushed authorization request endpoint (RFC 9126)' } },
+    async (request, reply) => {
+      const { params, client } = await authenticatedForm(request, reply);
+      // RFC 9126 §2.2: 201 Created with the request_uri and its lifetime.
+      return reply.code(201).send(await pushAuthorizationRequest(deps.db, deps.ctx, client, params));
     },
   );
 };

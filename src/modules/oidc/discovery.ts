@@ -55,8 +55,13 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     // RFC 9207: authorize redirects carry `iss`.
     authorization_response_iss_parameter_supported: true,
     request_parameter_supported: false,
+    // RFC 9126 §5: a request_uri from the PAR endpoint works whatever this says; it is about
+    // request objects fetched from the client's own URIs (OIDC Discovery §3), which are not supported.
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
     service_documentation: at('/api/v1/'),
+    pushed_authorization_request_endpoint: at('/api/v1/oauth/par'),
+    // RFC 9126 §5: the server-wide policy; a client registered with --require-par must use PAR.
+    require_pushed_authorization_requests: false,
   };
 }

@@ -42,6 +42,7 @@ const VIEW_KEYS = [
   'name',
   'official_mobile',
   'redirect_uris',
+  'require_pushed_authorization_requests',
   'site_url',
   'wallet',
 ];
@@ -68,6 +69,16 @@ describe('updateClient', () => {
 
     const back = await updateClient(database.db, ctx, clientId, { wallet: false, officialMobile: false });
     expect(back).toMatchObject({ name: 'Shop Two', wallet: false, official_mobile: false });
+  });
+
+  it('makes pushed authorization requests required, and optional again (RFC 9126 §6)', async () => {
+    expect((await stored()).requirePar).toBe(false);
+    const required = await updateClient(database.db, ctx, clientId, { requirePar: true });
+    expect(required.require_pushed_authorization_requests).toBe(true);
+    expect((await stored()).requirePar).toBe(true);
+    const optional = await updateClient(database.db, ctx, clientId, { requirePar: false });
+    expect(optional.require_pushed_authorization_requests).toBe(false);
+    expect((await stored()).requirePar).toBe(false);
   });
 
   it('disables (keeping the first disabled_at) and enables', async () => {
@@ -172,5 +183,25 @@ describe('rotateClientSecret', () => {
     await expect(rotateClientSecret(database.db, ctx, 'pk_unknown')).rejects.toMatchObject({
       error: 'not_found',
     });
+  });
+});
+
+describe('createClient', () => {
+  it('registers a client that must use pushed authorization requests, or by default one that need not', async () => {
+    const strict = await createClient(database.db, ctx, {
+      name: 'Bank',
+      siteUrl: 'https://bank.example',
+      redirectUris: ['https://bank.example/cb'],
+      requirePar: true,
+    });
+    expect(strict.require_pushed_authorization_requests).toBe(true);
+    const plain = await createClient(database.db, ctx, {
+      name: 'Blog',
+      siteUrl: 'https://blog.example',
+      redirectUris: ['https://blog.example/cb'],
+    });
+    expect(plain.require_pushed_authorization_requests).toBe(false);
+    const rows = await findClientWithSecretHash(database.db, strict.client_id);
+    expect(rows?.requirePar).toBe(true);
   });
 });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/schema.js';
 import { purgeExpired, schedulePurge } from '../../../src/modules/housekeeping/purge.service.js';
+import { insertPushedRequest } from '../../../src/modules/oauth/pushed-requests.repository.js';
 import { chargeWallet } from '../../../src/modules/wallet/wallet.repository.js';
 import { credit } from '../../../src/modules/wallet/wallet.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
@@ -10,7 +11,7 @@ import { insertAccessToken } from '../../helpers/tokens.js';
 
 /*
  * Housekeeping: expired codes, authorization requests, tokens, sessions, mobile challenges,
- * idempotency keys and old sign-in counts are deleted in small batches; live rows stay; several
+ * idempotency keys, pushed authorization requests and old sign-in counts are deleted in small batches; live rows stay; several
  * instances purging at once share the work.
  */
 
@@ -110,6 +111,13 @@ async function seed(expiresAt: Date): Promise<void> {
       expires_at: expiresAt,
     })
     .execute();
+  await insertPushedRequest(db, {
+    requestUriHash: id(),
+    clientPk,
+    parameters: { state: 's' },
+    at: now,
+    expiresAt,
+  });
   const charged = await chargeWallet(db, {
     clientPk,
     userId,
@@ -134,6 +142,7 @@ const TABLES = [
   'browser_sessions',
   'mobile_challenges',
   'wallet_idempotency_keys',
+  'pushed_authorization_requests',
 ] as const satisfies ReadonlyArray<keyof Database>;
 
 async function counts(): Promise<Record<string, number>> {

@@ -32,7 +32,7 @@ function pageError(description: string): never {
 const failPage: Fail = (error) => pageError(error.description);
 
 /** client_id: present, registered, enabled. Until it is, nothing may redirect. */
-async function checkClient(db: Kysely<Database>, query: Query): Promise<Client> {
+export async function checkClient(db: Kysely<Database>, query: Query): Promise<Client> {
   const clientId = single(query, 'client_id', failPage);
   if (!clientId) pageError('The request has no client_id.');
   const client = clientId.length <= 200 ? await findClientByClientId(db, clientId) : undefined;
@@ -65,8 +65,16 @@ function noRepeatedParameters(query: Query, _request: AuthorizationRequest, fail
 function noRequestObjects(query: Query, _request: AuthorizationRequest, fail: Fail): void {
   if (query.request !== undefined)
     fail(new ApiError(400, 'request_not_supported', 'Request objects are not supported.'));
+  // A request_uri of the PAR endpoint never gets here (pushed.service.ts); any other names a
+  // request object by reference (OIDC Core §6.2).
   if (query.request_uri !== undefined) {
-    fail(new ApiError(400, 'request_uri_not_supported', 'request_uri is not supported.'));
+    fail(
+      new ApiError(
+        400,
+        'request_uri_not_supported',
+        'Only a request_uri from the pushed authorization request endpoint is supported.',
+      ),
+    );
   }
 }
 
@@ -158,7 +166,7 @@ function acrValues(query: Query, request: AuthorizationRequest, fail: Fail): voi
  */
 const CHECKS: readonly Check[] = [
   noRepeatedParameters, // RFC 6749 §3.1: no parameter may be sent twice
-  noRequestObjects, // OIDC Core §6: request and request_uri are not supported
+  noRequestObjects, // OIDC Core §6: request objects are not supported, nor by reference
   responseType, // RFC 6749 §3.1.1: the code flow only, answered in the query
   state, // CONTRACT.md §5: state is required
   scope, // CONTRACT.md §6: known scopes only; wallet only for clients with the right
@@ -170,19 +178,45 @@ const CHECKS: readonly Check[] = [
 ];
 
 /**
- * Checks an authorize request. A client_id or redirect_uri problem throws an `ApiError` that is
- * not redirectable; every later problem an `AuthorizeRedirectError`.
+ * The authorize parameters the checks read, besides client_id: what a pushed request keeps
+ * (RFC 9126 §2.1). A check reading a new parameter lists it here, or PAR would drop it.
  */
-export async function checkAuthorizeRequest(
-  db: Kysely<Database>,
-  query: Query,
-): Promise<AuthorizationRequest> {
-  const client = await checkClient(db, query); // RFC 6749 §4.1.2.1: no redirect before the client is known
+export const AUTHORIZE_PARAMETERS = [
+  'redirect_uri',
+  'response_type',
+  'response_mode',
+  'state',
+  'scope',
+  'code_challenge',
+  'code_challenge_method',
+  'nonce',
+  'prompt',
+  'max_age',
+  'acr_values',
+] as const;
+
+/** How the problems after the redirect_uri check are answered. */
+type Answer = 'redirect' | 'throw';
+
+/**
+ * The checks after the client's: its redirect_uri, then CHECKS. `answer`: redirect the problems
+ * (RFC 6749 §4.1.2.1) or throw their `ApiError` (the PAR endpoint's JSON, RFC 9126 §2.3).
+ * `pushed`: the parameters came through PAR.
+ */
+function checkRequestOf(client: Client, query: Query, answer: Answer, pushed: boolean): AuthorizationRequest {
   const redirectUri = checkRedirectUri(query, client); // RFC 6749 §3.1.2.3, RFC 8252 §7.3: registered
   const rawState = typeof query.state === 'string' ? query.state : undefined;
   const fail: Fail = (error) => {
-    throw new AuthorizeRedirectError(error, redirectUri, rawState);
+    throw answer === 'throw' ? error : new AuthorizeRedirectError(error, redirectUri, rawState);
   };
+  // RFC 9126 §6: a client registered with require_pushed_authorization_requests sends no other kind.
+  if (client.requirePar && !pushed) {
+    fail(
+      new InvalidRequest(
+        'This application must use pushed authorization requests (RFC 9126): POST the parameters to the pushed_authorization_request_endpoint, then send only client_id and request_uri here.',
+      ),
+    );
+  }
   const request: AuthorizationRequest = {
     client,
     redirectUri,
@@ -196,4 +230,34 @@ export async function checkAuthorizeRequest(
   };
   for (const check of CHECKS) check(query, request, fail);
   return request;
+}
+
+/**
+ * Checks an authorize request sent in the query. A client_id or redirect_uri problem throws an
+ * `ApiError` that is not redirectable; every later problem an `AuthorizeRedirectError`.
+ */
+export async function checkAuthorizeRequest(
+  db: Kysely<Database>,
+  query: Query,
+): Promise<AuthorizationRequest> {
+  const client = await checkClient(db, query); // RFC 6749 §4.1.2.1: no redirect before the client is known
+  return checkRequestOf(client, query, 'redirect', false);
+}
+
+/**
+ * Checks the parameters a client pushed (RFC 9126 §2.1) with the checks of the authorization
+ * endpoint. Every problem, a redirect_uri one included, throws its `ApiError`, which the PAR
+ * endpoint answers as JSON (RFC 9126 §2.3).
+ */
+export function checkPushedParameters(client: Client, params: Query): AuthorizationRequest {
+  return checkRequestOf(client, params, 'throw', true);
+}
+
+/**
+ * Checks a pushed request again when the browser brings its request_uri, since the client may have
+ * changed meanwhile: a redirect_uri no longer registered throws a non-redirectable `ApiError`,
+ * every later problem an `AuthorizeRedirectError`.
+ */
+export function recheckPushedParameters(client: Client, params: Query): AuthorizationRequest {
+  return checkRequestOf(client, params, 'redirect', true);
 }
