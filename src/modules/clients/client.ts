@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ClientsTable } from '../../db/schema.js';
+import type { SigningAlgorithm } from '../../lib/signing-algorithms.js';
 
 /** A registered client (site) as every layer above the repositories sees one: never its secret's hash. */
 export interface Client {
@@ -14,6 +15,8 @@ export interface Client {
   wallet: boolean;
   /** The service's own mobile app (SPEC.md: the mobile sign-in API). */
   officialMobile: boolean;
+  /** Which algorithm signs its id_tokens (`id_token_signed_response_alg`, OIDC Registration §2). */
+  idTokenAlg: SigningAlgorithm;
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -29,6 +32,7 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     redirectUris: row.redirect_uris,
     wallet: row.wallet,
     officialMobile: row.official_mobile,
+    idTokenAlg: row.id_token_signed_response_alg,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -12,7 +12,7 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 /** What a client is registered with; only the secret's hash is stored (CONTRACT.md §3). */
 export type NewClient = Pick<
   Client,
-  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
+  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile' | 'idTokenAlg'
 > & {
   secretHash: string;
   at: Date;
@@ -20,7 +20,7 @@ export type NewClient = Pick<
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
-  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
+  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt' | 'idTokenAlg'>
 > & {
   secretHash?: string;
   updatedAt: Date;
@@ -37,6 +37,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       redirect_uris: client.redirectUris,
       wallet: client.wallet,
       official_mobile: client.officialMobile,
+      id_token_signed_response_alg: client.idTokenAlg,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -124,6 +125,7 @@ export async function updateClientColumns(
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
+  if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;
   const row = await db
     .updateTable('clients')
     .set(set)
