@@ -22,8 +22,8 @@ export const SIGNING_ALGORITHMS_TEXT = 'RS256, ES256 or EdDSA';
 
 /**
  * The hash of `at_hash` / `c_hash` for an algorithm (OIDC Core §3.1.3.6: the hash of the JWS
- * `alg`). EdDSA names no hash; for Ed25519 the convention client libraries check (oauth4webapi,
- * node-oidc-provider) is SHA-512, the hash inside Ed25519 itself (RFC 8032 §5.1).
+ * `alg`). EdDSA names no hash; for Ed25519 client libraries check SHA-512 (oauth4webapi 3, under
+ * openid-client 6), the hash inside Ed25519 itself (RFC 8032 §5.1).
  */
 export function tokenHashAlgorithm(alg: SigningAlgorithm): 'sha256' | 'sha512' {
   return alg === 'EdDSA' ? 'sha512' : 'sha256';
