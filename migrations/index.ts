@@ -20,6 +20,7 @@ import * as m0018 from './0018_mail_limits.js';
 import * as m0019 from './0019_authentication_methods.js';
 import * as m0020 from './0020_second_factors.js';
 import * as m0021 from './0021_passkeys.js';
+import * as m0022 from './0022_signing_algorithms.js';
 import * as m0023 from './0023_pushed_authorization_requests.js';
 
 /**
@@ -49,5 +50,6 @@ export const migrations: Record<string, Migration> = {
   '0019_authentication_methods': m0019,
   '0020_second_factors': m0020,
   '0021_passkeys': m0021,
+  '0022_signing_algorithms': m0022,
   '0023_pushed_authorization_requests': m0023,
 };

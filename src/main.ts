@@ -13,7 +13,7 @@ import { schedulePurge } from './modules/housekeeping/purge.service.js';
 import { MailWorker } from './modules/mail/mail.worker.js';
 import { createMailTransport, startupMailWarning } from './modules/mail/transport.js';
 import { ClientCache } from './modules/oauth/client-cache.js';
-import { ensureSigningKey } from './modules/oidc/keys.service.js';
+import { ensureSigningKeys } from './modules/oidc/keys.service.js';
 import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './modules/oidc/token-cache.js';
 
 /** The process: read config, open the database, migrate, listen, and shut down gracefully. */
@@ -91,8 +91,9 @@ async function main(): Promise<void> {
 
   const applied = await migrateToLatest(database.db);
   if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-  // The first id_token signing key, made now rather than on the first sign-in (~200 ms of key generation).
-  await ensureSigningKey(database.db, { config, clock: systemClock });
+  // A signing key for each id_token algorithm, made now rather than on the first sign-in (an RSA
+  // key takes tens of milliseconds to generate).
+  await ensureSigningKeys(database.db, { config, clock: systemClock });
 
   // Tokens and clients kept in memory, forgotten at once when the database announces a change.
   const tokenCache = new AccessTokenCache({

@@ -4,6 +4,7 @@ import {
   rotateClientSecret,
   updateClient,
 } from '../modules/clients/clients.service.js';
+import { algorithmOption } from './algorithm-option.js';
 import { bool, type Command, required, str } from './command.js';
 import { formatListing } from './output.js';
 
@@ -18,10 +19,13 @@ export const clientCommands: Command[] = [
         official_mobile: (result as { official_mobile?: boolean }).official_mobile,
         require_pushed_authorization_requests: (result as { require_pushed_authorization_requests?: boolean })
           .require_pushed_authorization_requests,
+        id_token_signed_response_alg: (result as { id_token_signed_response_alg?: string })
+          .id_token_signed_response_alg,
       },
     }),
     usage:
-      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile] [--require-par]',
+      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile]' +
+      ' [--require-par] [--id-token-alg RS256|ES256|EdDSA]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
@@ -30,7 +34,9 @@ export const clientCommands: Command[] = [
       wallet: { type: 'boolean' },
       'official-mobile': { type: 'boolean' },
       'require-par': { type: 'boolean' },
+      'id-token-alg': { type: 'string' },
     },
+    check: (args) => void algorithmOption(args, 'id-token-alg'),
     run: (ctx, args) =>
       createClient(ctx.db, ctx, {
         name: required(args, 'name'),
@@ -39,6 +45,7 @@ export const clientCommands: Command[] = [
         wallet: args.values.wallet === true,
         officialMobile: args.values['official-mobile'] === true,
         requirePar: args.values['require-par'] === true,
+        idTokenAlg: algorithmOption(args, 'id-token-alg'),
       }),
     text: (result) =>
       `${formatListing(result)}\nThe client_secret is shown only this once and stored only as a hash: keep it safe.`,
@@ -58,7 +65,8 @@ export const clientCommands: Command[] = [
       details: Object.fromEntries(Object.entries(args.values).filter(([name]) => name !== 'json')),
     }),
     usage:
-      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--require-par true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
+      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]' +
+      ' [--require-par true|false] [--id-token-alg RS256|ES256|EdDSA]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
@@ -68,7 +76,9 @@ export const clientCommands: Command[] = [
       disabled: { type: 'string' },
       'add-redirect-uri': { type: 'string', multiple: true },
       'remove-redirect-uri': { type: 'string', multiple: true },
+      'id-token-alg': { type: 'string' },
     },
+    check: (args) => void algorithmOption(args, 'id-token-alg'),
     positionals: 1,
     run: (ctx, args) =>
       updateClient(ctx.db, ctx, args.positionals[0] ?? '', {
@@ -79,6 +89,7 @@ export const clientCommands: Command[] = [
         disabled: bool(args, 'disabled'),
         addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
         removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],
+        idTokenAlg: algorithmOption(args, 'id-token-alg'),
       }),
   },
   {

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { SigningAlgorithm } from '../lib/signing-algorithms.js';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
@@ -39,6 +40,8 @@ export interface ClientsTable extends ClientParColumns {
   redirect_uris: string[];
   wallet: Generated<boolean>;
   official_mobile: Generated<boolean>;
+  /** Which key signs its id_tokens (migrations/0022; OIDC Registration §2). */
+  id_token_signed_response_alg: Generated<SigningAlgorithm>;
   disabled_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
@@ -153,7 +156,7 @@ export interface RefreshTokensTable {
 
 export interface SigningKeysTable {
   kid: string;
-  algorithm: string;
+  algorithm: SigningAlgorithm;
   private_key_pem: string;
   public_jwk: ColumnType<Record<string, unknown>, string, string>;
   created_at: Timestamp;

@@ -267,6 +267,7 @@ describe('idp clients update / rotate-secret', () => {
       wallet: true,
       official_mobile: true,
       require_pushed_authorization_requests: false,
+      id_token_signed_response_alg: 'RS256',
       disabled: true,
       created_at: created.created_at,
     });

@@ -2,7 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, parseJsonOutput, runIdp, runNode, startServer, stopAllChildren } from '../helpers/cli.js';
+import {
+  childEnv,
+  parseJsonOutput,
+  runIdp,
+  runNode,
+  startServer,
+  stopAllChildren,
+  withCliDatabase,
+} from '../helpers/cli.js';
 import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
 
 /**
@@ -51,6 +59,11 @@ describe(`the server process on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () 
 
     expect(await first.stop()).toEqual({ code: 0, signal: null });
     expect(first.output().stdout).toContain('"msg":"stopped"');
+    // Made at start, before any sign-in asked for one: a signing key for each id_token algorithm.
+    const keys = await withCliDatabase(env, (db) =>
+      db.selectFrom('signing_keys').select('algorithm').orderBy('algorithm').execute(),
+    );
+    expect(keys.map((key) => key.algorithm)).toEqual(['ES256', 'EdDSA', 'RS256']);
 
     // Written while the server is down, read by the next one.
     parseJsonOutput(await runIdp(['status', 'set', 'maintenance', '--message', 'Kept', '--json'], { env }));

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ClientsTable } from '../../db/schema.js';
+import type { SigningAlgorithm } from '../../lib/signing-algorithms.js';
 
 /** A registered client (site) as every layer above the repositories sees one: never its secret's hash. */
 export interface Client {
@@ -16,6 +17,8 @@ export interface Client {
   officialMobile: boolean;
   /** RFC 9126 §6: authorize takes this client's requests only through PAR. */
   requirePar: boolean;
+  /** Which algorithm signs its id_tokens (`id_token_signed_response_alg`, OIDC Registration §2). */
+  idTokenAlg: SigningAlgorithm;
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -32,6 +35,7 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     wallet: row.wallet,
     officialMobile: row.official_mobile,
     requirePar: row.require_pushed_authorization_requests,
+    idTokenAlg: row.id_token_signed_response_alg,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

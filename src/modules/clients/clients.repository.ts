@@ -12,7 +12,7 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 /** What a client is registered with; only the secret's hash is stored (CONTRACT.md §3). */
 export type NewClient = Pick<
   Client,
-  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
+  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile' | 'idTokenAlg'
 > & {
   secretHash: string;
   at: Date;
@@ -22,7 +22,7 @@ export type NewClient = Pick<
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
-  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
+  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt' | 'idTokenAlg'>
 > & {
   secretHash?: string;
   updatedAt: Date;
@@ -41,6 +41,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       wallet: client.wallet,
       official_mobile: client.officialMobile,
       require_pushed_authorization_requests: client.requirePar ?? false,
+      id_token_signed_response_alg: client.idTokenAlg,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -129,6 +130,7 @@ export async function updateClientColumns(
   if (changes.requirePar !== undefined) set.require_pushed_authorization_requests = changes.requirePar;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
+  if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;
   const row = await db
     .updateTable('clients')
     .set(set)

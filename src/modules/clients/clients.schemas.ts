@@ -1,5 +1,11 @@
 import { z } from 'zod';
 import { isLoopbackHost, redirectUriProblem } from '../../lib/redirect-uri.js';
+import {
+  DEFAULT_SIGNING_ALGORITHM,
+  SIGNING_ALGORITHMS,
+  SIGNING_ALGORITHMS_TEXT,
+  type SigningAlgorithm,
+} from '../../lib/signing-algorithms.js';
 
 const siteUrlSchema = z
   .string()
@@ -19,6 +25,12 @@ const clientNameSchema = z
   .min(1, 'name must not be empty')
   .max(100, 'name must be at most 100 characters');
 
+/** `id_token_signed_response_alg` (OIDC Registration §2): one of the algorithms we sign with. */
+export const idTokenAlgSchema = z.enum(SIGNING_ALGORITHMS, {
+  error: (issue) =>
+    `id_token_signed_response_alg must be ${SIGNING_ALGORITHMS_TEXT} (spelled exactly), got "${String(issue.input)}"`,
+});
+
 /** A client may register from 1 to 20 redirect URIs (also a check constraint on clients.redirect_uris). */
 export const MAX_REDIRECT_URIS = 20;
 
@@ -33,6 +45,7 @@ export const createClientSchema = z
     wallet: z.boolean().default(false),
     officialMobile: z.boolean().default(false),
     requirePar: z.boolean().default(false),
+    idTokenAlg: idTokenAlgSchema.default(DEFAULT_SIGNING_ALGORITHM),
   })
   .superRefine((client, ctx) => {
     for (const uri of client.redirectUris) {
@@ -53,6 +66,7 @@ export interface ClientView {
   official_mobile: boolean;
   /** RFC 9126 §6 client metadata. */
   require_pushed_authorization_requests: boolean;
+  id_token_signed_response_alg: SigningAlgorithm;
   disabled: boolean;
   created_at: string;
 }
@@ -68,6 +82,7 @@ export const updateClientSchema = z
     officialMobile: z.boolean().optional(),
     requirePar: z.boolean().optional(),
     disabled: z.boolean().optional(),
+    idTokenAlg: idTokenAlgSchema.optional(),
     addRedirectUris: z.array(z.string().trim()).default([]),
     removeRedirectUris: z.array(z.string().trim()).default([]),
   })

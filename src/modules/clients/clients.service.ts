@@ -32,6 +32,7 @@ export function presentClient(client: Client): ClientView {
     wallet: client.wallet,
     official_mobile: client.officialMobile,
     require_pushed_authorization_requests: client.requirePar,
+    id_token_signed_response_alg: client.idTokenAlg,
     disabled: client.disabledAt !== null,
     created_at: client.createdAt.toISOString(),
   };
@@ -58,6 +59,7 @@ export async function createClient(
     wallet: data.wallet,
     officialMobile: data.officialMobile,
     requirePar: data.requirePar,
+    idTokenAlg: data.idTokenAlg,
     at: now,
   });
   const view = presentClient(row);
@@ -90,6 +92,9 @@ export async function updateClient(
     if (data.wallet !== undefined) changes.wallet = data.wallet;
     if (data.officialMobile !== undefined) changes.officialMobile = data.officialMobile;
     if (data.requirePar !== undefined) changes.requirePar = data.requirePar;
+    // Takes effect with the next id_token: the client cache drops the row on its `c:` announcement.
+    if (data.idTokenAlg !== undefined && data.idTokenAlg !== row.idTokenAlg)
+      changes.idTokenAlg = data.idTokenAlg;
     // Disabling again keeps the first disabled_at.
     if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 

@@ -1,6 +1,6 @@
 import { MFA_ACR } from '../../lib/amr.js';
+import { SIGNING_ALGORITHMS } from '../../lib/signing-algorithms.js';
 import { ALL_SCOPES, claimsFor } from '../oauth/scopes.js';
-import { SIGNING_ALGORITHM } from './keys.repository.js';
 import type { DiscoveryDocument } from './oidc.schemas.js';
 
 /** Claims of the id_token itself, besides the profile claims the scopes release (OIDC Core §2). */
@@ -42,7 +42,8 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: [SIGNING_ALGORITHM],
+    // CONTRACT.md §9: each client picks one with `idp clients create|update --id-token-alg`.
+    id_token_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,

@@ -1,12 +1,15 @@
-import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { acrOf } from '../../lib/amr.js';
+import {
+  DEFAULT_SIGNING_ALGORITHM,
+  leftHalfHash,
+  type SigningAlgorithm,
+} from '../../lib/signing-algorithms.js';
 import type { User } from '../accounts/user.js';
 import { presentUserinfo } from '../profiles/profile.presenter.js';
-import { SIGNING_ALGORITHM } from './keys.repository.js';
 import { currentSigner, type Signer } from './keys.service.js';
 
 /** Lifetime of an id_token: it proves a sign-in to the client now, it is not a session. */
@@ -26,21 +29,27 @@ export interface IdTokenInput {
   amr: readonly string[];
   /** The access token issued alongside, for `at_hash` (OIDC Core §3.1.3.6). */
   accessToken?: string;
+  /** The client's `id_token_signed_response_alg` (OIDC Registration §2); RS256 when absent. */
+  alg?: SigningAlgorithm;
 }
 
 /**
- * `at_hash` (OIDC Core §3.1.3.6): the left half of the SHA-256 of the ASCII access token,
- * base64url without padding (SHA-256 because the id_token is RS256).
+ * `at_hash` (OIDC Core §3.1.3.6): base64url of the left half of the hash of the ASCII access token,
+ * the hash going with the id_token's `alg`: SHA-256 for RS256 and ES256, SHA-512 for EdDSA.
  */
-export function accessTokenHash(accessToken: string): string {
-  return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+export function accessTokenHash(
+  accessToken: string,
+  alg: SigningAlgorithm = DEFAULT_SIGNING_ALGORITHM,
+): string {
+  return leftHalfHash(accessToken, alg);
 }
 
 /**
- * Signs an id_token (RS256, header `kid`; OIDC Core §2): the profile claims come from the same
- * presenter as userinfo, so a withheld e-mail appears nowhere. Inside a transaction pass `trx`
- * (on PGlite the root handle would wait for it forever), or a `signer` taken before it: then
- * signing costs no query.
+ * Signs an id_token with the current key of `input.alg` (header `alg` and `kid`; OIDC Core §2):
+ * the profile claims come from the same presenter as userinfo, so a withheld e-mail appears
+ * nowhere. Inside a transaction pass `trx` (on PGlite the root handle would wait for it forever),
+ * or a `signer` of that algorithm taken before it: then signing costs no query.
+ * @throws Error when `signer` is of another algorithm than `input.alg` (a caller's mistake).
  */
 export async function signIdToken(
   db: Kysely<Database>,
@@ -48,7 +57,10 @@ export async function signIdToken(
   input: IdTokenInput,
   signer?: Signer,
 ): Promise<string> {
-  signer ??= await currentSigner(db, ctx);
+  const alg = input.alg ?? DEFAULT_SIGNING_ALGORITHM;
+  signer ??= await currentSigner(db, ctx, alg);
+  // A client that registered an algorithm checks the header against it (OIDC Core §3.1.3.7 step 7).
+  if (signer.alg !== alg) throw new Error(`an id_token for ${alg} cannot be signed by a ${signer.alg} key`);
   const iat = Math.floor(ctx.clock.now().getTime() / 1000);
   const profile = presentUserinfo(input.user, input.scopes, ctx.config.PUBLIC_URL);
   // The protocol claims come last: a profile field can never override them.
@@ -65,8 +77,6 @@ export async function signIdToken(
   const acr = acrOf(input.amr);
   if (acr !== undefined) claims.acr = acr;
   if (input.nonce !== null) claims.nonce = input.nonce;
-  if (input.accessToken !== undefined) claims.at_hash = accessTokenHash(input.accessToken);
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: signer.kid, typ: 'JWT' })
-    .sign(signer.key);
+  if (input.accessToken !== undefined) claims.at_hash = accessTokenHash(input.accessToken, alg);
+  return new SignJWT(claims).setProtectedHeader({ alg, kid: signer.kid, typ: 'JWT' }).sign(signer.key);
 }

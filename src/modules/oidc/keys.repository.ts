@@ -1,13 +1,11 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
-
-/** The one algorithm we sign id_tokens with (CONTRACT.md §5). */
-export const SIGNING_ALGORITHM = 'RS256';
+import type { SigningAlgorithm } from '../../lib/signing-algorithms.js';
 
 /** A stored signing key. */
 export interface SigningKey {
   kid: string;
-  algorithm: string;
+  algorithm: SigningAlgorithm;
   privateKeyPem: string;
   /** The public JWK as stored (jsonb: an object on both drivers). */
   publicJwk: Record<string, unknown>;
@@ -24,28 +22,32 @@ const KEY_COLUMNS = [
   'retired_at as retiredAt',
 ] as const;
 
-/** The public parts of the keys that are not retired, newest first: what the JWKS publishes. */
-export function listPublishedKeys(db: Kysely<Database>): Promise<Pick<SigningKey, 'kid' | 'publicJwk'>[]> {
+/** The public parts of the keys that are not retired, of every algorithm, newest first: what the JWKS publishes. */
+export function listPublishedKeys(
+  db: Kysely<Database>,
+): Promise<Pick<SigningKey, 'kid' | 'algorithm' | 'publicJwk'>[]> {
   return db
     .selectFrom('signing_keys')
-    .select(['kid', 'public_jwk as publicJwk'])
+    .select(['kid', 'algorithm', 'public_jwk as publicJwk'])
     .where('retired_at', 'is', null)
-    .where('algorithm', '=', SIGNING_ALGORITHM)
     .orderBy('created_at', 'desc')
     .orderBy('kid', 'desc')
     .execute();
 }
 
 /**
- * The key that signs: the newest that is not retired. `kid` breaks a tie of `created_at`, so
- * every instance picks the same key.
+ * The key that signs with `algorithm`: its newest that is not retired. `kid` breaks a tie of
+ * `created_at`, so every instance picks the same key.
  */
-export function findSigningKey(db: Kysely<Database>): Promise<SigningKey | undefined> {
+export function findSigningKey(
+  db: Kysely<Database>,
+  algorithm: SigningAlgorithm,
+): Promise<SigningKey | undefined> {
   return db
     .selectFrom('signing_keys')
     .select(KEY_COLUMNS)
     .where('retired_at', 'is', null)
-    .where('algorithm', '=', SIGNING_ALGORITHM)
+    .where('algorithm', '=', algorithm)
     .orderBy('created_at', 'desc')
     .orderBy('kid', 'desc')
     .limit(1)
@@ -77,7 +79,13 @@ export async function lockSigningKeys(trx: Transaction<Database>): Promise<void>
 
 export function insertSigningKey(
   db: Kysely<Database>,
-  key: { kid: string; algorithm: string; privateKeyPem: string; publicJwk: string; createdAt: Date },
+  key: {
+    kid: string;
+    algorithm: SigningAlgorithm;
+    privateKeyPem: string;
+    publicJwk: string;
+    createdAt: Date;
+  },
 ): Promise<SigningKey> {
   return db
     .insertInto('signing_keys')

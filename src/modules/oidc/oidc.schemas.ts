@@ -1,16 +1,37 @@
 import { z } from 'zod';
 
-/** The JWK Set of `GET /api/v1/oauth/jwks` (RFC 7517 §5). */
+const signingKey = { kid: z.string(), use: z.literal('sig') };
+
+/**
+ * The JWK Set of `GET /api/v1/oauth/jwks` (RFC 7517 §5): the public keys of the three id_token
+ * algorithms (CONTRACT.md §9), RSA (RFC 7518 §6.3.1), P-256 (§6.2.1) and Ed25519 (RFC 8037 §2).
+ */
 export const jwksSchema = z.object({
   keys: z.array(
-    z.object({
-      kty: z.literal('RSA'),
-      n: z.string(),
-      e: z.string(),
-      kid: z.string(),
-      alg: z.literal('RS256'),
-      use: z.literal('sig'),
-    }),
+    z.discriminatedUnion('kty', [
+      z.object({
+        kty: z.literal('RSA'),
+        n: z.string(),
+        e: z.string(),
+        alg: z.literal('RS256'),
+        ...signingKey,
+      }),
+      z.object({
+        kty: z.literal('EC'),
+        crv: z.literal('P-256'),
+        x: z.string(),
+        y: z.string(),
+        alg: z.literal('ES256'),
+        ...signingKey,
+      }),
+      z.object({
+        kty: z.literal('OKP'),
+        crv: z.literal('Ed25519'),
+        x: z.string(),
+        alg: z.literal('EdDSA'),
+        ...signingKey,
+      }),
+    ]),
   ),
 });
 

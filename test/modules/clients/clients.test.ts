@@ -39,6 +39,7 @@ const VIEW_KEYS = [
   'client_id',
   'created_at',
   'disabled',
+  'id_token_signed_response_alg',
   'name',
   'official_mobile',
   'redirect_uris',

@@ -1,6 +1,7 @@
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Context } from '../../../src/context.js';
+import type { SigningAlgorithm } from '../../../src/lib/signing-algorithms.js';
 import { findUserById } from '../../../src/modules/accounts/accounts.repository.js';
 import type { User } from '../../../src/modules/accounts/user.js';
 import { signIdToken } from '../../../src/modules/oidc/id-token.js';
@@ -40,12 +41,15 @@ export async function getJwks(): Promise<JSONWebKeySet> {
   return res.json() as JSONWebKeySet;
 }
 
-/** Verifies an id_token the way a client does: against the published JWKS, at the test clock's time. */
-export async function verify(idToken: string, jwks?: JSONWebKeySet) {
+/**
+ * Verifies an id_token the way a client registered for `alg` does: against the published JWKS, at
+ * the test clock's time, accepting only that algorithm.
+ */
+export async function verify(idToken: string, jwks?: JSONWebKeySet, alg: SigningAlgorithm = 'RS256') {
   return jwtVerify(idToken, createLocalJWKSet(jwks ?? (await getJwks())), {
     issuer: ISSUER,
     audience: clientId,
-    algorithms: ['RS256'],
+    algorithms: [alg],
     currentDate: t.clock.now(),
   });
 }

@@ -69,8 +69,8 @@ export const authorizationCode: Grant = {
     const challenge = verifier === undefined ? null : s256(verifier);
     const now = ctx.clock.now();
     // Taken first, from the process cache, so signing after the redemption needs no query and
-    // cannot fail for want of a key.
-    const signer = await currentSigner(db, ctx);
+    // cannot fail for want of a key; the key of the client's algorithm (OIDC Registration §2).
+    const signer = await currentSigner(db, ctx, client.idTokenAlg);
     const tokens = newTokenPair(ctx, now);
     const redeemed = await redeemAuthorizationCode(db, {
       codeHash,
@@ -101,6 +101,7 @@ export const authorizationCode: Grant = {
             authTime: redeemed.authTime,
             amr: redeemed.amr,
             accessToken: tokens.accessToken,
+            alg: client.idTokenAlg,
           },
           signer,
         )
