@@ -19,7 +19,7 @@ export const clientCommands: Command[] = [
       },
     }),
     usage:
-      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile]',
+      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile] [--public] [--require-dpop]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
@@ -27,9 +27,13 @@ export const clientCommands: Command[] = [
       'redirect-uri': { type: 'string', multiple: true },
       wallet: { type: 'boolean' },
       'official-mobile': { type: 'boolean' },
+      public: { type: 'boolean' },
+      'require-dpop': { type: 'boolean' },
     },
     run: (ctx, args) =>
       createClient(ctx.db, ctx, {
+        isPublic: args.values.public === true,
+        requireDpop: args.values['require-dpop'] === true,
         name: required(args, 'name'),
         siteUrl: required(args, 'site-url'),
         redirectUris: (args.values['redirect-uri'] as string[] | undefined) ?? [],
@@ -37,7 +41,9 @@ export const clientCommands: Command[] = [
         officialMobile: args.values['official-mobile'] === true,
       }),
     text: (result) =>
-      `${formatListing(result)}\nThe client_secret is shown only this once and stored only as a hash: keep it safe.`,
+      'client_secret' in result
+        ? `${formatListing(result)}\nThe client_secret is shown only this once and stored only as a hash: keep it safe.`
+        : `${formatListing(result)}\nA public client has no client_secret: it uses PKCE, and DPoP for refresh tokens.`,
   },
   {
     name: 'clients list',
@@ -54,12 +60,13 @@ export const clientCommands: Command[] = [
       details: Object.fromEntries(Object.entries(args.values).filter(([name]) => name !== 'json')),
     }),
     usage:
-      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
+      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--require-dpop true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
       wallet: { type: 'string' },
       'official-mobile': { type: 'string' },
+      'require-dpop': { type: 'string' },
       disabled: { type: 'string' },
       'add-redirect-uri': { type: 'string', multiple: true },
       'remove-redirect-uri': { type: 'string', multiple: true },
@@ -70,6 +77,7 @@ export const clientCommands: Command[] = [
         name: str(args, 'name'),
         wallet: bool(args, 'wallet'),
         officialMobile: bool(args, 'official-mobile'),
+        requireDpop: bool(args, 'require-dpop'),
         disabled: bool(args, 'disabled'),
         addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
         removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
+import type { DpopProofsTable } from './schema-dpop.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
@@ -32,12 +33,16 @@ export interface ClientsTable {
   id: Generated<number>;
   client_id: string;
   /** SHA-256 (base64url) of the client secret; the secret itself is never stored. */
-  secret_hash: string;
+  secret_hash: string | null;
   name: string;
   site_url: string;
   redirect_uris: string[];
   wallet: Generated<boolean>;
   official_mobile: Generated<boolean>;
+  /** No secret: `token_endpoint_auth_method: none` (migrations/0024). */
+  is_public: Generated<boolean>;
+  /** `dpop_bound_access_tokens` (RFC 9449 §5.2). */
+  require_dpop: Generated<boolean>;
   disabled_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
@@ -139,6 +144,8 @@ export interface AccessTokensTable {
   created_at: Timestamp;
   expires_at: Timestamp;
   revoked_at: Timestamp | null;
+  /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to; null for a bearer token. */
+  jkt: Generated<string | null>;
 }
 
 export interface RefreshTokensTable {
@@ -148,6 +155,8 @@ export interface RefreshTokensTable {
   expires_at: Timestamp;
   rotated_at: Timestamp | null;
   revoked_at: Timestamp | null;
+  /** RFC 9449 §5: a public client's refresh token is bound to its DPoP key. */
+  jkt: Generated<string | null>;
 }
 
 export interface SigningKeysTable {
@@ -276,4 +285,5 @@ export interface Database {
   pending_sign_ins: PendingSignInsTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  dpop_proofs: DpopProofsTable;
 }

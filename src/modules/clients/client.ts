@@ -14,6 +14,10 @@ export interface Client {
   wallet: boolean;
   /** The service's own mobile app (SPEC.md: the mobile sign-in API). */
   officialMobile: boolean;
+  /** Has no secret (`token_endpoint_auth_method: none`): PKCE always, refresh tokens only bound by DPoP. */
+  isPublic: boolean;
+  /** `dpop_bound_access_tokens` (RFC 9449 §5.2): every token request must carry a DPoP proof. */
+  requireDpop: boolean;
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -29,6 +33,8 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     redirectUris: row.redirect_uris,
     wallet: row.wallet,
     officialMobile: row.official_mobile,
+    isPublic: row.is_public,
+    requireDpop: row.require_dpop,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -2,8 +2,8 @@ import { type Kysely, type Selectable, sql, type Transaction, type Updateable } 
 import type { ClientsTable, Database } from '../../db/schema.js';
 import { type Client, toClient } from './client.js';
 
-/** A client with its secret's hash: only for client authentication and its cache. */
-export type ClientWithSecretHash = Client & { secretHash: string };
+/** A client with its secret's hash (null for a public client): only for client authentication and its cache. */
+export type ClientWithSecretHash = Client & { secretHash: string | null };
 
 function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
   return { ...toClient(row), secretHash: row.secret_hash };
@@ -13,18 +13,21 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 export type NewClient = Pick<
   Client,
   'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
-> & {
-  secretHash: string;
-  at: Date;
-};
+> &
+  Partial<Pick<Client, 'isPublic' | 'requireDpop'>> & {
+    /** Null for a public client. */
+    secretHash: string | null;
+    at: Date;
+  };
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
   Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
-> & {
-  secretHash?: string;
-  updatedAt: Date;
-};
+> &
+  Partial<Pick<Client, 'requireDpop'>> & {
+    secretHash?: string;
+    updatedAt: Date;
+  };
 
 export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<Client> {
   const row = await db
@@ -37,6 +40,8 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       redirect_uris: client.redirectUris,
       wallet: client.wallet,
       official_mobile: client.officialMobile,
+      is_public: client.isPublic ?? false,
+      require_dpop: client.requireDpop ?? false,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -123,6 +128,7 @@ export async function updateClientColumns(
   if (changes.wallet !== undefined) set.wallet = changes.wallet;
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
+  if (changes.requireDpop !== undefined) set.require_dpop = changes.requireDpop;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
   const row = await db
     .updateTable('clients')

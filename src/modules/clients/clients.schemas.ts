@@ -32,6 +32,9 @@ export const createClientSchema = z
       .max(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
     wallet: z.boolean().default(false),
     officialMobile: z.boolean().default(false),
+    /** No secret: `token_endpoint_auth_method: none` (RFC 7591 §2). */
+    isPublic: z.boolean().default(false),
+    requireDpop: z.boolean().default(false),
   })
   .superRefine((client, ctx) => {
     for (const uri of client.redirectUris) {
@@ -50,6 +53,10 @@ export interface ClientView {
   redirect_uris: string[];
   wallet: boolean;
   official_mobile: boolean;
+  /** RFC 7591 §2: `none` for a public client. */
+  token_endpoint_auth_method: 'none' | 'client_secret_basic';
+  /** RFC 9449 §5.2. */
+  dpop_bound_access_tokens: boolean;
   disabled: boolean;
   created_at: string;
 }
@@ -63,6 +70,7 @@ export const updateClientSchema = z
     name: clientNameSchema.optional(),
     wallet: z.boolean().optional(),
     officialMobile: z.boolean().optional(),
+    requireDpop: z.boolean().optional(),
     disabled: z.boolean().optional(),
     addRedirectUris: z.array(z.string().trim()).default([]),
     removeRedirectUris: z.array(z.string().trim()).default([]),

@@ -23,6 +23,8 @@ export const EXPIRING = [
   { table: 'pending_sign_ins', column: 'expires_at' },
   // A WebAuthn ceremony not finished within its 5 minutes can no longer be (CONTRACT.md §8).
   { table: 'webauthn_challenges', column: 'expires_at' },
+  // A DPoP proof past its acceptance window is refused by its iat anyway (RFC 9449 §11.1).
+  { table: 'dpop_proofs', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */

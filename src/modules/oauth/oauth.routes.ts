@@ -5,6 +5,7 @@ import { tokensIssued } from '../../http/metrics.js';
 import { countAuthenticatedClient } from '../../http/rate-limit.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
+import { checkDpopProof } from '../dpop/dpop.service.js';
 import { authenticateClient } from './client-auth.service.js';
 import { handleTokenRequest } from './grants/index.js';
 import { introspectToken, revokeToken } from './revocation.service.js';
@@ -59,9 +60,21 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     },
     async (request, reply) => {
       const params = clientForm(request, reply);
-      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
+      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params), {
+        publicClients: true,
+      });
       countAuthenticatedClient(request, client.clientId);
-      const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params);
+      // RFC 9449 §5: with a DPoP proof, the tokens are bound to its key.
+      const proof =
+        request.headers.dpop === undefined
+          ? undefined
+          : await checkDpopProof(deps.db, deps.ctx, {
+              header: request.headers.dpop,
+              method: 'POST',
+              path: '/api/v1/oauth/token',
+              at: 'token',
+            });
+      const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params, proof?.jkt ?? null);
       tokensIssued.inc({ grant_type: params.grant_type });
       return tokens;
     },
@@ -72,7 +85,10 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     { config: { revokes: true, auth: 'client', description: 'Token revocation (RFC 7009)' } },
     async (request, reply) => {
       const params = clientForm(request, reply);
-      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
+      // RFC 7009 §2.1: a public client may revoke its tokens, identified by its client_id.
+      const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params), {
+        publicClients: true,
+      });
       countAuthenticatedClient(request, client.clientId);
       await revokeToken(deps.db, deps.ctx, client, params);
       // RFC 7009 answers 200 whether or not the token was known; the log says only that it was asked.

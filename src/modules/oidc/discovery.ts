@@ -1,4 +1,5 @@
 import { MFA_ACR } from '../../lib/amr.js';
+import { DPOP_ALGORITHMS } from '../../lib/errors.js';
 import { ALL_SCOPES, claimsFor } from '../oauth/scopes.js';
 import { SIGNING_ALGORITHM } from './keys.repository.js';
 import type { DiscoveryDocument } from './oidc.schemas.js';
@@ -43,8 +44,9 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     grant_types_supported: ['authorization_code', 'refresh_token'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [SIGNING_ALGORITHM],
-    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    // A public client sends its client_id alone (`none`), at the token and revocation endpoints.
+    token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
+    revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     // RFC 7636: only S256; `plain` is refused (CONTRACT.md §5).
     code_challenge_methods_supported: ['S256'],
@@ -58,5 +60,7 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
     service_documentation: at('/api/v1/'),
+    // RFC 9449 §5.1: the algorithms of DPoP proofs accepted.
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
   };
 }

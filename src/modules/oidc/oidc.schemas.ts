@@ -43,6 +43,7 @@ export const discoverySchema = z.object({
   request_uri_parameter_supported: z.boolean(),
   claims_parameter_supported: z.boolean(),
   service_documentation: z.string(),
+  dpop_signing_alg_values_supported: strings,
 });
 
 export type DiscoveryDocument = z.infer<typeof discoverySchema>;
