@@ -70,11 +70,11 @@ describe('verifyDpopProof', () => {
       .sign(privateKey);
     await expect(check(rsa)).rejects.toThrow(/ES256 or EdDSA/);
     const hmac = await new SignJWT({ htm: 'POST', htu: TOKEN_URL, iat: now.getTime() / 1000, jti: 'h' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: { kty: 'oct', k: 'c2VjcmV0' } })
+      .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: (await dpopKey()).publicJwk })
       .sign(new TextEncoder().encode('a secret of thirty-two bytes!!!!'));
-    await expect(check(hmac)).rejects.toBeInstanceOf(DpopProofRefused);
+    await expect(check(hmac)).rejects.toThrow(/ES256 or EdDSA/);
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'dpop+jwt', jwk: (await dpopKey()).publicJwk })).toString('base64url')}.${Buffer.from(JSON.stringify({ htm: 'POST', htu: TOKEN_URL, iat: now.getTime() / 1000, jti: 'n' })).toString('base64url')}.`;
-    await expect(check(unsigned)).rejects.toBeInstanceOf(DpopProofRefused);
+    await expect(check(unsigned)).rejects.toThrow(/ES256 or EdDSA/);
     const key = await dpopKey();
     const privateJwk = await exportJWK(key.privateKey);
     expect(await refusal({ header: { jwk: privateJwk } })).toMatch(/public key/);
