@@ -266,6 +266,8 @@ describe('idp clients update / rotate-secret', () => {
       redirect_uris: ['https://shop.example/cb', 'https://shop.example/cb2', 'http://127.0.0.1:8080/cb'],
       wallet: true,
       official_mobile: true,
+      token_endpoint_auth_method: 'client_secret_basic',
+      dpop_bound_access_tokens: false,
       disabled: true,
       created_at: created.created_at,
     });
