@@ -120,18 +120,15 @@ export async function authenticateBearer(request: FastifyRequest, deps: Deps): P
   return context;
 }
 
+/**
+ * The token first, then its proof: only a working, bound token gets as far as recording a proof,
+ * so a caller without one cannot fill the replay store.
+ */
 async function authenticateDpop(
   request: FastifyRequest,
   deps: Deps,
   tokenHash: string,
 ): Promise<AccessTokenContext> {
-  const proof = await checkDpopProof(deps.db, deps.ctx, {
-    header: request.headers.dpop,
-    method: request.method,
-    path: request.url.split('?', 1)[0] ?? '/',
-    accessTokenHash: tokenHash,
-    at: 'resource',
-  });
   const context = await workingToken(request, deps, tokenHash, 'dpop');
   if (context.jkt === null) {
     throw new InvalidToken(
@@ -139,6 +136,13 @@ async function authenticateDpop(
       'dpop',
     );
   }
+  const proof = await checkDpopProof(deps.db, deps.ctx, {
+    header: request.headers.dpop,
+    method: request.method,
+    path: request.url.split('?', 1)[0] ?? '/',
+    accessTokenHash: tokenHash,
+    at: 'resource',
+  });
   if (context.jkt !== proof.jkt) {
     throw new InvalidToken(
       'The DPoP proof is signed by another key than the one the token is bound to.',

@@ -168,3 +168,33 @@ describe('an unbound access token', () => {
     expect(res.headers['www-authenticate']).toBe('Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA"');
   });
 });
+
+describe('the replay store', () => {
+  it('records a proof only for a working bound token', async () => {
+    const key = await dpopKey();
+    const count = async () =>
+      (await t.database.db.selectFrom('dpop_proofs').select('proof_hash').execute()).length;
+    const before = await count();
+    const unknown = 'at_not-a-token-of-ours';
+    expectApiError(
+      await userinfo({ authorization: `DPoP ${unknown}`, dpop: await resourceProof(t, key, unknown) }),
+      401,
+      'invalid_token',
+    );
+    const unbound = await bearerToken();
+    expectApiError(
+      await userinfo({ authorization: `DPoP ${unbound}`, dpop: await resourceProof(t, key, unbound) }),
+      401,
+      'invalid_token',
+    );
+    expect(await count()).toBe(before);
+    const bound = await boundToken(key);
+    const afterTokenRequest = await count();
+    expect(afterTokenRequest).toBe(before + 1);
+    expect(
+      (await userinfo({ authorization: `DPoP ${bound}`, dpop: await resourceProof(t, key, bound) }))
+        .statusCode,
+    ).toBe(200);
+    expect(await count()).toBe(afterTokenRequest + 1);
+  });
+});
