@@ -22,6 +22,7 @@ import * as m0020 from './0020_second_factors.js';
 import * as m0021 from './0021_passkeys.js';
 import * as m0022 from './0022_signing_algorithms.js';
 import * as m0023 from './0023_pushed_authorization_requests.js';
+import * as m0024 from './0024_dpop.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '0021_passkeys': m0021,
   '0022_signing_algorithms': m0022,
   '0023_pushed_authorization_requests': m0023,
+  '0024_dpop': m0024,
 };

@@ -13,6 +13,7 @@ import type { ChangeSync } from './db/change-feed.js';
 import type { Database } from './db/schema.js';
 import { installAfterResponse } from './http/after-response.js';
 import { answerClientError, answerFrameworkError, installLingeringClose } from './http/connection-errors.js';
+import { installDpopNonce } from './http/dpop-nonce.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installInputGuard } from './http/input-guard.js';
 import { createLogger } from './http/logger.js';
@@ -24,6 +25,7 @@ import { installSecurityHeaders } from './http/security-headers.js';
 import { responseSerializerCompiler } from './http/serializer.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { viewsDir } from './lib/paths.js';
+import { RedisDpopReplayStore } from './modules/dpop/dpop-replay-store.js';
 import { mobileRoutes } from './modules/mobile/mobile.routes.js';
 import type { ClientCache } from './modules/oauth/client-cache.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
@@ -92,6 +94,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   installLingeringClose(app);
   installErrorHandling(app, registry, renderBrowserError);
   installInputGuard(app);
+  installDpopNonce(app, ctx);
+  // RFC 9449 §11.1: with several instances sharing Redis, used DPoP proofs are kept there.
+  if (options.config.REDIS_URL) {
+    const store = await RedisDpopReplayStore.connect(options.config.REDIS_URL, app.log);
+    ctx.dpopReplayStore = store;
+    app.addHook('onClose', (_instance, done) => {
+      store.close();
+      done();
+    });
+  }
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   app.decorate('secureCookies', options.config.PUBLIC_URL.startsWith('https:'));
   // The first secret signs; the former ones (COOKIE_SECRET_PREVIOUS) still verify, during a rotation.

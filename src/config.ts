@@ -89,7 +89,9 @@ export const settings = {
     .trim()
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional()
-    .describe('Shared rate-limit store when several instances run.'),
+    .describe(
+      'Shared rate-limit store when several instances run; also where used DPoP proofs are remembered (else the database).',
+    ),
   COOKIE_SECRET: z
     .string()
     .min(32, 'must be at least 32 characters')

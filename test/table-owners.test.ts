@@ -49,6 +49,7 @@ const OWNERSHIP: Ownership = {
     passkeys: 'src/modules/passkeys/passkeys.repository.ts',
     webauthn_challenges: 'src/modules/passkeys/passkeys.repository.ts',
     pushed_authorization_requests: `${OAUTH}/pushed-requests.repository.ts`,
+    dpop_proofs: 'src/modules/dpop/dpop-proofs.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
@@ -79,12 +80,22 @@ const OWNERSHIP: Ownership = {
       tables: ['users', 'clients', 'mobile_devices'],
       why: 'rotation and the token lookups check user, client and phone in the statement that finds the token',
     },
+    {
+      file: `${OAUTH}/refresh-rotation.repository.ts`,
+      tables: ['grants', 'users', 'mobile_devices'],
+      why: 'rotation checks grant, user and phone in the statement that uses the refresh token up',
+    },
   ],
   writes: [
     {
       file: `${OAUTH}/authorization-codes.repository.ts`,
       tables: ['grants', 'access_tokens', 'refresh_tokens'],
       why: 'a code is used up and its grant and tokens made in one statement: single use (RFC 6749 section 4.1.2) without a transaction of several round trips on the token endpoint',
+    },
+    {
+      file: `${OAUTH}/refresh-rotation.repository.ts`,
+      tables: ['refresh_tokens', 'access_tokens'],
+      why: 'a refresh token is used up and the new pair made in one statement (RFC 6749 section 6, RFC 9700 section 4.14.2)',
     },
   ],
 };

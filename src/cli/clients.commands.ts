@@ -25,7 +25,7 @@ export const clientCommands: Command[] = [
     }),
     usage:
       'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile]' +
-      ' [--require-par] [--id-token-alg RS256|ES256|EdDSA]',
+      ' [--public] [--require-par] [--require-dpop] [--id-token-alg RS256|ES256|EdDSA]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
@@ -35,10 +35,14 @@ export const clientCommands: Command[] = [
       'official-mobile': { type: 'boolean' },
       'require-par': { type: 'boolean' },
       'id-token-alg': { type: 'string' },
+      public: { type: 'boolean' },
+      'require-dpop': { type: 'boolean' },
     },
     check: (args) => void algorithmOption(args, 'id-token-alg'),
     run: (ctx, args) =>
       createClient(ctx.db, ctx, {
+        isPublic: args.values.public === true,
+        requireDpop: args.values['require-dpop'] === true,
         name: required(args, 'name'),
         siteUrl: required(args, 'site-url'),
         redirectUris: (args.values['redirect-uri'] as string[] | undefined) ?? [],
@@ -48,7 +52,9 @@ export const clientCommands: Command[] = [
         idTokenAlg: algorithmOption(args, 'id-token-alg'),
       }),
     text: (result) =>
-      `${formatListing(result)}\nThe client_secret is shown only this once and stored only as a hash: keep it safe.`,
+      'client_secret' in result
+        ? `${formatListing(result)}\nThe client_secret is shown only this once and stored only as a hash: keep it safe.`
+        : `${formatListing(result)}\nA public client has no client_secret: it uses PKCE, and DPoP for refresh tokens.`,
   },
   {
     name: 'clients list',
@@ -66,13 +72,14 @@ export const clientCommands: Command[] = [
     }),
     usage:
       'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]' +
-      ' [--require-par true|false] [--id-token-alg RS256|ES256|EdDSA]',
+      ' [--require-par true|false] [--require-dpop true|false] [--id-token-alg RS256|ES256|EdDSA]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
       wallet: { type: 'string' },
       'official-mobile': { type: 'string' },
       'require-par': { type: 'string' },
+      'require-dpop': { type: 'string' },
       disabled: { type: 'string' },
       'add-redirect-uri': { type: 'string', multiple: true },
       'remove-redirect-uri': { type: 'string', multiple: true },
@@ -86,6 +93,7 @@ export const clientCommands: Command[] = [
         wallet: bool(args, 'wallet'),
         officialMobile: bool(args, 'official-mobile'),
         requirePar: bool(args, 'require-par'),
+        requireDpop: bool(args, 'require-dpop'),
         disabled: bool(args, 'disabled'),
         addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
         removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],

@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { SigningAlgorithm } from '../lib/signing-algorithms.js';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
+import type { DpopProofsTable } from './schema-dpop.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
 import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schema-par.js';
@@ -34,7 +35,7 @@ export interface ClientsTable extends ClientParColumns {
   id: Generated<number>;
   client_id: string;
   /** SHA-256 (base64url) of the client secret; the secret itself is never stored. */
-  secret_hash: string;
+  secret_hash: string | null;
   name: string;
   site_url: string;
   redirect_uris: string[];
@@ -42,6 +43,10 @@ export interface ClientsTable extends ClientParColumns {
   official_mobile: Generated<boolean>;
   /** Which key signs its id_tokens (migrations/0022; OIDC Registration §2). */
   id_token_signed_response_alg: Generated<SigningAlgorithm>;
+  /** No secret: `token_endpoint_auth_method: none` (migrations/0024). */
+  is_public: Generated<boolean>;
+  /** `dpop_bound_access_tokens` (RFC 9449 §5.2). */
+  require_dpop: Generated<boolean>;
   disabled_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
@@ -143,6 +148,8 @@ export interface AccessTokensTable {
   created_at: Timestamp;
   expires_at: Timestamp;
   revoked_at: Timestamp | null;
+  /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to; null for a bearer token. */
+  jkt: Generated<string | null>;
 }
 
 export interface RefreshTokensTable {
@@ -152,6 +159,8 @@ export interface RefreshTokensTable {
   expires_at: Timestamp;
   rotated_at: Timestamp | null;
   revoked_at: Timestamp | null;
+  /** RFC 9449 §5: a public client's refresh token is bound to its DPoP key. */
+  jkt: Generated<string | null>;
 }
 
 export interface SigningKeysTable {
@@ -281,4 +290,5 @@ export interface Database {
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
+  dpop_proofs: DpopProofsTable;
 }

@@ -6,7 +6,8 @@ type Transform = NonNullable<FastifyDynamicSwaggerOptions['transform']>;
 
 /** The OpenAPI security requirement of each kind of route (`config.auth`). */
 const SECURITY: Record<string, Array<Record<string, string[]>> | undefined> = {
-  bearer: [{ bearer: [] }],
+  // Either scheme: a DPoP-bound token comes with the DPoP scheme and its proof (RFC 9449 §7.1).
+  bearer: [{ bearer: [] }, { dpop: [] }],
   client: [{ client: [] }],
   // The mobile logout takes the device's bearer token; the other mobile routes take none.
   mobile: [{}, { bearer: [] }],
@@ -66,6 +67,12 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An access token (`at_…`).' },
+          dpop: {
+            type: 'http',
+            scheme: 'dpop',
+            description:
+              'An access token bound to a DPoP key, with a `DPoP` proof header carrying `ath` (RFC 9449; docs/oauth.md "DPoP").',
+          },
           client: {
             type: 'http',
             scheme: 'basic',

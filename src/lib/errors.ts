@@ -129,20 +129,56 @@ export class MethodNotAllowed extends ApiError {
 /** The RFC 6750 §3 realm of every bearer-protected route. */
 const BEARER_REALM = 'Bearer realm="idp"';
 
-/** 401 `unauthorized`: no Authorization header, or one that is not `Bearer <token>` (RFC 6750 §3.1: no error attribute). */
+/** The DPoP proof algorithms accepted (RFC 9449 §7.1 `algs`, discovery's `dpop_signing_alg_values_supported`). */
+export const DPOP_ALGORITHMS = ['ES256', 'EdDSA'] as const;
+
+/** RFC 9449 §7.1: the DPoP challenge of a route that takes DPoP-bound tokens too. */
+const DPOP_REALM = 'DPoP realm="idp"';
+const DPOP_ALGS = `algs="${DPOP_ALGORITHMS.join(' ')}"`;
+
+/**
+ * 401 `unauthorized`: no Authorization header, or one that is not `Bearer <token>` (RFC 6750 §3.1: no
+ * error attribute). `dpop`: the route takes DPoP too, so a DPoP challenge follows (RFC 9449 §7.1).
+ */
 export class Unauthorized extends ApiError {
-  constructor(description = 'Send the access token as "Authorization: Bearer <token>".') {
-    super(401, 'unauthorized', description, { headers: { 'www-authenticate': BEARER_REALM } });
+  constructor(description = 'Send the access token as "Authorization: Bearer <token>".', dpop = false) {
+    super(401, 'unauthorized', description, {
+      headers: { 'www-authenticate': dpop ? `${BEARER_REALM}, ${DPOP_REALM}, ${DPOP_ALGS}` : BEARER_REALM },
+    });
   }
 }
 
-/** 401 `invalid_token`: a well-formed bearer token that is unknown, expired or revoked. */
+/**
+ * 401 `invalid_token`: a well-formed bearer token that is unknown, expired or revoked. `scheme`: the
+ * scheme the token came with on a route that takes DPoP too: the error attribute goes with that
+ * scheme's challenge, and both challenges are sent (RFC 9449 §7.1).
+ */
 export class InvalidToken extends ApiError {
-  constructor(description = 'The access token is invalid, expired or revoked.') {
-    super(401, 'invalid_token', description, {
-      headers: {
-        'www-authenticate': `${BEARER_REALM}, error="invalid_token", error_description="${oauthErrorText(description)}"`,
-      },
-    });
+  constructor(description = 'The access token is invalid, expired or revoked.', scheme?: 'bearer' | 'dpop') {
+    const error = `error="invalid_token", error_description="${oauthErrorText(description)}"`;
+    const challenge =
+      scheme === 'dpop'
+        ? `${BEARER_REALM}, ${DPOP_REALM}, ${error}, ${DPOP_ALGS}`
+        : scheme === 'bearer'
+          ? `${BEARER_REALM}, ${error}, ${DPOP_REALM}, ${DPOP_ALGS}`
+          : `${BEARER_REALM}, ${error}`;
+    super(401, 'invalid_token', description, { headers: { 'www-authenticate': challenge } });
+  }
+}
+
+/**
+ * A refused DPoP proof (RFC 9449 §7.1, §8, §9): `invalid_dpop_proof`, or `use_dpop_nonce` when it
+ * lacks the server's current nonce. The token endpoint answers 400 (RFC 9449 §5, §8); a resource
+ * answers 401 with the DPoP challenge (§7.1, §9).
+ */
+export class DpopProofError extends ApiError {
+  constructor(error: 'invalid_dpop_proof' | 'use_dpop_nonce', description: string, at: 'token' | 'resource') {
+    const headers: Record<string, string> =
+      at === 'resource'
+        ? {
+            'www-authenticate': `${DPOP_REALM}, error="${error}", error_description="${oauthErrorText(description)}", ${DPOP_ALGS}`,
+          }
+        : {};
+    super(at === 'resource' ? 401 : 400, error, description, { headers });
   }
 }

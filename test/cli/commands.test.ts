@@ -182,7 +182,8 @@ describe(`idp CLI on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
         official_mobile: false,
       }),
     ]);
-    expect(result.stdout).not.toContain('client_secret');
+    // The key, that is: `token_endpoint_auth_method: "client_secret_basic"` names the method only.
+    expect(result.stdout).not.toContain('"client_secret"');
     expect(result.stdout).not.toContain('secret_hash');
     expect(result.stdout).not.toContain('sk_');
   });

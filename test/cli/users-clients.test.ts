@@ -268,6 +268,8 @@ describe('idp clients update / rotate-secret', () => {
       official_mobile: true,
       require_pushed_authorization_requests: false,
       id_token_signed_response_alg: 'RS256',
+      token_endpoint_auth_method: 'client_secret_basic',
+      dpop_bound_access_tokens: false,
       disabled: true,
       created_at: created.created_at,
     });

@@ -15,7 +15,13 @@ export function expectApiError(res: LightMyRequestResponse, status: number, erro
   expect(res.body).not.toMatch(/\bat .+\.(ts|js):\d+|select |insert |update |ECONN|node_modules/i);
   if (status === 401 && error === 'invalid_client')
     expect(res.headers['www-authenticate']).toMatch(/^Basic /);
-  if (status === 401 && error !== 'invalid_client') {
+  const dpopError = error === 'invalid_dpop_proof' || error === 'use_dpop_nonce';
+  // RFC 9449 §7.1: a refused proof at a resource is answered with the DPoP challenge alone.
+  if (status === 401 && dpopError) {
+    expect(res.headers['www-authenticate']).toMatch(new RegExp(`^DPoP realm="idp", error="${error}"`));
+    expect(res.headers['www-authenticate']).toContain('algs="ES256 EdDSA"');
+  }
+  if (status === 401 && error !== 'invalid_client' && !dpopError) {
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="/);
     if (error === 'invalid_token') expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
     else expect(res.headers['www-authenticate']).not.toContain('error=');

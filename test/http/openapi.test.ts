@@ -70,11 +70,11 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('marks bearer routes with the bearer scheme, and client-authenticated ones with basic', () => {
+  it('marks bearer routes with the bearer and DPoP schemes, and client-authenticated ones with basic', () => {
     for (const path of ['/api/v1/me', '/api/v1/premium/status', '/api/v1/wallet/balance']) {
-      expect(operation('GET', path).security).toEqual([{ bearer: [] }]);
+      expect(operation('GET', path).security).toEqual([{ bearer: [] }, { dpop: [] }]);
     }
-    expect(operation('POST', '/api/v1/wallet/charge').security).toEqual([{ bearer: [] }]);
+    expect(operation('POST', '/api/v1/wallet/charge').security).toEqual([{ bearer: [] }, { dpop: [] }]);
     expect(operation('POST', '/api/v1/oauth/token').security).toEqual([{ client: [] }]);
     expect(operation('GET', '/api/users/search').security).toBeUndefined();
   });

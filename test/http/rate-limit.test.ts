@@ -3,9 +3,11 @@ import { Writable } from 'node:stream';
 import type { FastifyBaseLogger, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/http/logger.js';
+import { hashSecret } from '../../src/lib/secrets.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
 import { testRedisUrl } from '../helpers/database.js';
+import { dpopKey, resourceProof } from '../helpers/dpop.js';
 import { makeClient, makeUser, type TestClient } from '../helpers/factories.js';
 import { basic } from '../helpers/http.js';
 import { insertAccessToken } from '../helpers/tokens.js';
@@ -249,6 +251,32 @@ describe('bearer routes, per token', () => {
     expect(
       (await get(t, '/api/v1/oauth/userinfo', ip, { authorization: `Bearer ${second}` })).statusCode,
     ).toBe(200);
+  });
+
+  it('limit a DPoP-bound token sent with the DPoP scheme under the same per-token key', async () => {
+    const user = await makeUser(t);
+    const client = await makeClient(t);
+    const token = await insertAccessToken(t.database.db, {
+      userId: user.id,
+      clientId: client.clientId,
+      scopes: ['openid'],
+      clock: t.clock,
+    });
+    const key = await dpopKey();
+    await t.database.db
+      .updateTable('access_tokens')
+      .set({ jkt: key.jkt })
+      .where('token_hash', '=', hashSecret(token))
+      .execute();
+    // Each from another address: only the token can be what is counted.
+    const withProof = async () =>
+      get(t, '/api/v1/oauth/userinfo', newIp(), {
+        authorization: `DPoP ${token}`,
+        dpop: await resourceProof(t, key, token),
+      });
+    for (let i = 0; i < 2; i++) expect((await withProof()).statusCode).toBe(200);
+    expectLimited(await withProof(), 2);
+    expectLimited(await get(t, '/api/v1/oauth/userinfo', newIp(), { authorization: `Bearer ${token}` }), 2);
   });
 });
 

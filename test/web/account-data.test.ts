@@ -319,7 +319,7 @@ describe('/account/export', () => {
           .select('secret_hash')
           .where('client_id', '=', shop.clientId)
           .executeTakeFirstOrThrow()
-      ).secret_hash,
+      ).secret_hash as string,
       ...[...browser.cookies.values()],
     ];
     const hashes = secrets.map(hashSecret);

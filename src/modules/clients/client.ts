@@ -19,6 +19,10 @@ export interface Client {
   requirePar: boolean;
   /** Which algorithm signs its id_tokens (`id_token_signed_response_alg`, OIDC Registration §2). */
   idTokenAlg: SigningAlgorithm;
+  /** Has no secret (`token_endpoint_auth_method: none`): PKCE always, refresh tokens only bound by DPoP. */
+  isPublic: boolean;
+  /** `dpop_bound_access_tokens` (RFC 9449 §5.2): every token request must carry a DPoP proof. */
+  requireDpop: boolean;
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -36,6 +40,8 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     officialMobile: row.official_mobile,
     requirePar: row.require_pushed_authorization_requests,
     idTokenAlg: row.id_token_signed_response_alg,
+    isPublic: row.is_public,
+    requireDpop: row.require_dpop,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

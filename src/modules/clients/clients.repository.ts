@@ -2,8 +2,8 @@ import { type Kysely, type Selectable, sql, type Transaction, type Updateable } 
 import type { ClientsTable, Database } from '../../db/schema.js';
 import { type Client, toClient } from './client.js';
 
-/** A client with its secret's hash: only for client authentication and its cache. */
-export type ClientWithSecretHash = Client & { secretHash: string };
+/** A client with its secret's hash (null for a public client): only for client authentication and its cache. */
+export type ClientWithSecretHash = Client & { secretHash: string | null };
 
 function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
   return { ...toClient(row), secretHash: row.secret_hash };
@@ -13,20 +13,29 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 export type NewClient = Pick<
   Client,
   'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile' | 'idTokenAlg'
-> & {
-  secretHash: string;
-  at: Date;
-  /** RFC 9126 §6; false when not given. */
-  requirePar?: boolean;
-};
+> &
+  Partial<Pick<Client, 'isPublic' | 'requireDpop' | 'requirePar'>> & {
+    /** Null for a public client. */
+    secretHash: string | null;
+    at: Date;
+  };
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
-  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt' | 'idTokenAlg'>
+  Pick<
+    Client,
+    | 'name'
+    | 'redirectUris'
+    | 'wallet'
+    | 'officialMobile'
+    | 'disabledAt'
+    | 'idTokenAlg'
+    | 'requirePar'
+    | 'requireDpop'
+  >
 > & {
   secretHash?: string;
   updatedAt: Date;
-  requirePar?: boolean;
 };
 
 export async function insertClient(db: Kysely<Database>, client: NewClient): Promise<Client> {
@@ -42,6 +51,8 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       official_mobile: client.officialMobile,
       require_pushed_authorization_requests: client.requirePar ?? false,
       id_token_signed_response_alg: client.idTokenAlg,
+      is_public: client.isPublic ?? false,
+      require_dpop: client.requireDpop ?? false,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -129,6 +140,7 @@ export async function updateClientColumns(
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
   if (changes.requirePar !== undefined) set.require_pushed_authorization_requests = changes.requirePar;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
+  if (changes.requireDpop !== undefined) set.require_dpop = changes.requireDpop;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
   if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;
   const row = await db

@@ -46,6 +46,9 @@ export const createClientSchema = z
     officialMobile: z.boolean().default(false),
     requirePar: z.boolean().default(false),
     idTokenAlg: idTokenAlgSchema.default(DEFAULT_SIGNING_ALGORITHM),
+    /** No secret: `token_endpoint_auth_method: none` (RFC 7591 §2). */
+    isPublic: z.boolean().default(false),
+    requireDpop: z.boolean().default(false),
   })
   .superRefine((client, ctx) => {
     for (const uri of client.redirectUris) {
@@ -67,6 +70,10 @@ export interface ClientView {
   /** RFC 9126 §6 client metadata. */
   require_pushed_authorization_requests: boolean;
   id_token_signed_response_alg: SigningAlgorithm;
+  /** RFC 7591 §2: `none` for a public client. */
+  token_endpoint_auth_method: 'none' | 'client_secret_basic';
+  /** RFC 9449 §5.2. */
+  dpop_bound_access_tokens: boolean;
   disabled: boolean;
   created_at: string;
 }
@@ -81,6 +88,7 @@ export const updateClientSchema = z
     wallet: z.boolean().optional(),
     officialMobile: z.boolean().optional(),
     requirePar: z.boolean().optional(),
+    requireDpop: z.boolean().optional(),
     disabled: z.boolean().optional(),
     idTokenAlg: idTokenAlgSchema.optional(),
     addRedirectUris: z.array(z.string().trim()).default([]),

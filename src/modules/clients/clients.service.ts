@@ -33,6 +33,8 @@ export function presentClient(client: Client): ClientView {
     official_mobile: client.officialMobile,
     require_pushed_authorization_requests: client.requirePar,
     id_token_signed_response_alg: client.idTokenAlg,
+    token_endpoint_auth_method: client.isPublic ? 'none' : 'client_secret_basic',
+    dpop_bound_access_tokens: client.requireDpop,
     disabled: client.disabledAt !== null,
     created_at: client.createdAt.toISOString(),
   };
@@ -40,19 +42,31 @@ export function presentClient(client: Client): ClientView {
 
 /**
  * Registers a client. The secret is returned this once and stored only as its SHA-256 hash
- * (CONTRACT.md §3).
+ * (CONTRACT.md §3); a public client (`isPublic`) gets none.
  */
 export async function createClient(
   db: Kysely<Database>,
   ctx: Context,
+  input: CreateClientInput & { isPublic?: false },
+): Promise<ClientView & { client_secret: string }>;
+export async function createClient(
+  db: Kysely<Database>,
+  ctx: Context,
   input: CreateClientInput,
-): Promise<ClientView & { client_secret: string }> {
+): Promise<ClientView & { client_secret?: string }>;
+export async function createClient(
+  db: Kysely<Database>,
+  ctx: Context,
+  input: CreateClientInput,
+): Promise<ClientView & { client_secret?: string }> {
   const data = parseInput(createClientSchema, input);
-  const clientSecret = generateSecret('clientSecret');
+  const clientSecret = data.isPublic ? undefined : generateSecret('clientSecret');
   const now = ctx.clock.now();
   const row = await insertClient(db, {
     clientId: generateSecret('clientId'),
-    secretHash: hashSecret(clientSecret),
+    secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
+    isPublic: data.isPublic,
+    requireDpop: data.requireDpop,
     name: data.name,
     siteUrl: data.siteUrl,
     redirectUris: [...new Set(data.redirectUris)],
@@ -64,7 +78,7 @@ export async function createClient(
   });
   const view = presentClient(row);
   const { client_id, ...rest } = view;
-  return { client_id, client_secret: clientSecret, ...rest };
+  return clientSecret === undefined ? view : { client_id, client_secret: clientSecret, ...rest };
 }
 
 export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
@@ -95,6 +109,7 @@ export async function updateClient(
     // Takes effect with the next id_token: the client cache drops the row on its `c:` announcement.
     if (data.idTokenAlg !== undefined && data.idTokenAlg !== row.idTokenAlg)
       changes.idTokenAlg = data.idTokenAlg;
+    if (data.requireDpop !== undefined) changes.requireDpop = data.requireDpop;
     // Disabling again keeps the first disabled_at.
     if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 
@@ -130,7 +145,7 @@ export async function updateClient(
 /**
  * Replaces a client's secret. The new one is returned this once and stored only as its SHA-256
  * hash; the old one stops working at once, since only the new hash is kept (CONTRACT.md §3).
- * @throws NotFound for an unknown client_id.
+ * @throws NotFound for an unknown client_id; InvalidRequest for a public client (it has no secret).
  */
 export async function rotateClientSecret(
   db: Kysely<Database>,
@@ -141,6 +156,11 @@ export async function rotateClientSecret(
   const row = await db.transaction().execute(async (trx) => {
     const current = await lockClientByClientId(trx, clientId);
     if (!current) throw new NotFound(`no client with client_id ${clientId}`);
+    if (current.isPublic) {
+      throw new InvalidRequest(
+        `client ${clientId} is public (token_endpoint_auth_method none): it has no secret to rotate`,
+      );
+    }
     return updateClientColumns(trx, current.id, {
       secretHash: hashSecret(clientSecret),
       updatedAt: ctx.clock.now(),

@@ -25,6 +25,8 @@ export const EXPIRING = [
   { table: 'webauthn_challenges', column: 'expires_at' },
   // A pushed request not taken within its 60 seconds can no longer be (RFC 9126 §2.2).
   { table: 'pushed_authorization_requests', column: 'expires_at' },
+  // A DPoP proof past its acceptance window is refused by its iat anyway (RFC 9449 §11.1).
+  { table: 'dpop_proofs', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */

@@ -79,7 +79,9 @@ const USER_SELECT = sql.join(USER_COLUMNS.map((column) => sql.ref(`u.${column}`)
  * Redeems a code in ONE statement (RFC 6749 §4.1.3, RFC 7636 §4.6; `challenge` is S256 of the
  * verifier, or null) and inserts its grant and tokens in the same statement: one atomic round trip
  * on the hot path is why this writes grants and tokens here. Undefined when any condition fails
- * (nothing is written; `findAuthorizationCode` tells which).
+ * (nothing is written; `findAuthorizationCode` tells which). `binding`: the DPoP key thumbprints
+ * of the access and refresh token (RFC 9449 §5, §6), and whether a refresh token may be issued at
+ * all (a public client gets one only when it is bound).
  */
 export async function redeemAuthorizationCode(
   db: Kysely<Database>,
@@ -90,6 +92,7 @@ export async function redeemAuthorizationCode(
     challenge: string | null;
     now: Date;
     tokens: NewTokenRows;
+    binding: { accessJkt: string | null; refreshJkt: string | null; refreshAllowed: boolean };
   },
 ): Promise<RedeemedCode | undefined> {
   const result = await sql<
@@ -125,15 +128,17 @@ export async function redeemAuthorizationCode(
       select user_id, client_pk, scopes, code_hash, auth_time, ${input.now} from code
       returning id
     ), a as (
-      insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
-      select ${input.tokens.accessTokenHash}, g.id, code.user_id, code.client_pk, code.scopes, ${input.now}, ${input.tokens.accessExpiresAt}
+      insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at, jkt)
+      select ${input.tokens.accessTokenHash}, g.id, code.user_id, code.client_pk, code.scopes, ${input.now}, ${input.tokens.accessExpiresAt},
+        ${input.binding.accessJkt}::text
       from code, g
       returning grant_id
     ), r as (
-      insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
-      select ${input.tokens.refreshTokenHash}, g.id, ${input.now}, ${input.tokens.refreshExpiresAt}
+      insert into refresh_tokens (token_hash, grant_id, created_at, expires_at, jkt)
+      select ${input.tokens.refreshTokenHash}, g.id, ${input.now}, ${input.tokens.refreshExpiresAt},
+        ${input.binding.refreshJkt}::text
       from code, g
-      where 'offline_access' = any(code.scopes)
+      where 'offline_access' = any(code.scopes) and ${input.binding.refreshAllowed}
       returning grant_id
     )
     select ${USER_SELECT}, g.id as r_grant_id, code.scopes as r_scopes, code.nonce as r_nonce,

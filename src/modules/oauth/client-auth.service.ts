@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import type { BasicCredentials } from '../../lib/basic-credentials.js';
 import { InvalidClient } from '../../lib/errors.js';
 import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
 import type { Client } from '../clients/client.js';
@@ -10,21 +9,45 @@ import { type ClientWithSecretHash, findClientWithSecretHash } from '../clients/
 /** Compared against when the client is unknown, so that answer takes as long as a wrong secret. */
 const DUMMY_HASH = hashSecret('no such client');
 
+/** A client's credentials; `clientSecret` null when only `client_id` was sent. */
+export interface PresentedClientCredentials {
+  clientId: string;
+  clientSecret: string | null;
+}
+
 /**
  * Authenticates the calling client at the token, revocation and introspection endpoints
  * (credentials read by src/http/client-credentials.ts). An unknown client, a wrong secret and a
- * disabled client get the same 401 `invalid_client`.
+ * disabled client get the same 401 `invalid_client`. A public client (no secret) identifies itself
+ * by `client_id` alone, and only where `options.publicClients` allows it (RFC 6749 §2.1; RFC 7009
+ * §2.1 lets it revoke, RFC 7662 §2.1 asks introspection callers to authenticate).
  */
 export async function authenticateClient(
   db: Kysely<Database>,
   ctx: Context,
-  credentials: BasicCredentials,
+  credentials: PresentedClientCredentials,
+  options: { publicClients?: boolean } = {},
 ): Promise<Client> {
   const client =
     credentials.clientId.length <= 200 ? await lookUpClient(db, ctx, credentials.clientId) : undefined;
-  const matches = secretMatchesHash(credentials.clientSecret, client?.secretHash ?? DUMMY_HASH);
+  if (client?.isPublic) {
+    if (credentials.clientSecret !== null || client.disabledAt !== null) {
+      throw new InvalidClient('Unknown client or wrong client secret.');
+    }
+    if (!options.publicClients) {
+      throw new InvalidClient('A public client (without a secret) cannot use this endpoint.');
+    }
+    return client;
+  }
+  const matches =
+    credentials.clientSecret !== null &&
+    secretMatchesHash(credentials.clientSecret, client?.secretHash ?? DUMMY_HASH);
   if (!client || !matches || client.disabledAt !== null) {
-    throw new InvalidClient('Unknown client or wrong client secret.');
+    throw new InvalidClient(
+      credentials.clientSecret === null
+        ? 'Authenticate the client with HTTP Basic (client_id:client_secret) or client_secret_post.'
+        : 'Unknown client or wrong client secret.',
+    );
   }
   return client;
 }

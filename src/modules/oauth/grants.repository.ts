@@ -15,6 +15,8 @@ export interface StoredToken {
   grantRevokedAt: Date | null;
   userDisabledAt: Date | null;
   clientDisabledAt: Date | null;
+  /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to; null for a bearer token. */
+  jkt: string | null;
 }
 
 export type StoredAccessToken = StoredToken;
@@ -142,48 +144,6 @@ export async function insertRefreshToken(
     .execute();
 }
 
-/**
- * RFC 6749 §6 with rotation, in one atomic statement: uses the refresh token up and issues the new
- * pair under its grant, if every rule holds (`scopes`: a narrower set, or null for the grant's).
- * Undefined when one refused (nothing written; `findRefreshToken` tells which). A concurrent
- * second use waits on the row lock, then finds it rotated. Reads users and mobile_devices.
- */
-export async function rotateRefreshToken(
-  db: Kysely<Database>,
-  input: {
-    tokenHash: string;
-    clientPk: number;
-    scopes: string[] | null;
-    now: Date;
-    tokens: NewTokenRows;
-  },
-): Promise<{ grantId: number; userId: number; scopes: string[] } | undefined> {
-  const result = await sql<{ grantId: number; userId: number; scopes: string[] }>`
-    with rotated as (
-      update refresh_tokens r set rotated_at = ${input.now}
-      from grants g join users u on u.id = g.user_id
-      where g.id = r.grant_id
-        and r.token_hash = ${input.tokenHash}
-        and r.rotated_at is null and r.revoked_at is null and r.expires_at > ${input.now}
-        and g.client_pk = ${input.clientPk} and g.revoked_at is null
-        and u.disabled_at is null
-        and (${input.scopes}::text[] is null or ${input.scopes}::text[] <@ g.scopes)
-        -- A device of the mobile app refreshes only with its signature (/api/v1/mobile/refresh).
-        and not exists (select 1 from mobile_devices d where d.grant_id = g.id)
-      returning r.grant_id, g.user_id, coalesce(${input.scopes}::text[], g.scopes) as scopes
-    ), access as (
-      insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at)
-      select ${input.tokens.accessTokenHash}, grant_id, user_id, ${input.clientPk}, scopes, ${input.now},
-        ${input.tokens.accessExpiresAt}
-      from rotated
-    ), refresh as (
-      insert into refresh_tokens (token_hash, grant_id, created_at, expires_at)
-      select ${input.tokens.refreshTokenHash}, grant_id, ${input.now}, ${input.tokens.refreshExpiresAt} from rotated
-    )
-    select grant_id as "grantId", user_id as "userId", scopes from rotated`.execute(db);
-  return result.rows[0];
-}
-
 /** Marks a refresh token used (rotated) and answers it with its grant, when it was unused and unrevoked. */
 export async function markRefreshTokenRotated(
   db: Kysely<Database>,
@@ -247,6 +207,7 @@ export async function findRefreshToken(
       't.expires_at as expiresAt',
       't.rotated_at as rotatedAt',
       't.revoked_at as revokedAt',
+      't.jkt',
       'g.client_pk as clientPk',
       'g.scopes',
       'g.user_id as userId',
@@ -276,6 +237,7 @@ export function findAccessToken(
       't.created_at as createdAt',
       't.expires_at as expiresAt',
       't.revoked_at as revokedAt',
+      't.jkt',
     ])
     .select(OWNERS_STATE)
     .where('t.token_hash', '=', tokenHash)

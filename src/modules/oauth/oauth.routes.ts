@@ -5,6 +5,7 @@ import { tokensIssued } from '../../http/metrics.js';
 import { countAuthenticatedClient } from '../../http/rate-limit.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
+import { checkDpopProof } from '../dpop/dpop.service.js';
 import { pushAuthorizationRequest } from './authorize/pushed.service.js';
 import { authenticateClient } from './client-auth.service.js';
 import { handleTokenRequest } from './grants/index.js';
@@ -56,9 +57,13 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
    * The form of a request to one of these endpoints and the client it authenticates (RFC 6749
    * §2.3.1, RFC 9126 §2); from then on the request counts against that client's rate limit.
    */
-  const authenticatedForm = async (request: FastifyRequest, reply: FastifyReply) => {
+  const authenticatedForm = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    options: { publicClients?: boolean } = {},
+  ) => {
     const params = clientForm(request, reply);
-    const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params));
+    const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params), options);
     countAuthenticatedClient(request, client.clientId);
     return { params, client };
   };
@@ -73,8 +78,18 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { params, client } = await authenticatedForm(request, reply);
-      const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params);
+      const { params, client } = await authenticatedForm(request, reply, { publicClients: true });
+      // RFC 9449 §5: with a DPoP proof, the tokens are bound to its key.
+      const proof =
+        request.headers.dpop === undefined
+          ? undefined
+          : await checkDpopProof(deps.db, deps.ctx, {
+              header: request.headers.dpop,
+              method: 'POST',
+              path: '/api/v1/oauth/token',
+              at: 'token',
+            });
+      const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params, proof?.jkt ?? null);
       tokensIssued.inc({ grant_type: params.grant_type });
       return tokens;
     },
@@ -84,7 +99,8 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     '/api/v1/oauth/revoke',
     { config: { revokes: true, auth: 'client', description: 'Token revocation (RFC 7009)' } },
     async (request, reply) => {
-      const { params, client } = await authenticatedForm(request, reply);
+      // RFC 7009 §2.1: a public client may revoke its tokens, identified by its client_id.
+      const { params, client } = await authenticatedForm(request, reply, { publicClients: true });
       await revokeToken(deps.db, deps.ctx, client, params);
       // RFC 7009 answers 200 whether or not the token was known; the log says only that it was asked.
       await auditRequest(deps.db, deps.ctx, request, {
@@ -110,7 +126,8 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     '/api/v1/oauth/par',
     { config: { auth: 'client', description: 'Pushed authorization request endpoint (RFC 9126)' } },
     async (request, reply) => {
-      const { params, client } = await authenticatedForm(request, reply);
+      // RFC 9126 §2: public clients push their requests too (identified by client_id; PKCE required).
+      const { params, client } = await authenticatedForm(request, reply, { publicClients: true });
       // RFC 9126 §2.2: 201 Created with the request_uri and its lifetime.
       return reply.code(201).send(await pushAuthorizationRequest(deps.db, deps.ctx, client, params));
     },

@@ -49,11 +49,13 @@ export type IntrospectionResponse =
       scope: string;
       client_id: string;
       username: string;
-      token_type: 'Bearer' | 'refresh_token';
+      token_type: 'Bearer' | 'DPoP' | 'refresh_token';
       exp: number;
       iat: number;
       sub: string;
       iss: string;
+      /** RFC 9449 §6.2: the key a bound token is bound to. */
+      cnf?: { jkt: string };
     };
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
@@ -86,10 +88,11 @@ export async function introspectToken(
     scope: token.scopes.join(' '),
     client_id: token.clientId,
     username: token.username,
-    token_type: access ? 'Bearer' : 'refresh_token',
+    token_type: access ? (access.jkt === null ? 'Bearer' : 'DPoP') : 'refresh_token',
     exp: seconds(token.expiresAt),
     iat: seconds(token.createdAt),
     sub: String(token.userId),
     iss: ctx.config.PUBLIC_URL,
+    ...(token.jkt === null ? {} : { cnf: { jkt: token.jkt } }),
   };
 }

@@ -7,7 +7,8 @@ import { insertAccessToken, insertRefreshToken, type NewTokenRows } from './gran
 /** The token response (SPEC.md, RFC 6749 §5.1; OIDC Core §3.1.3.3). */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  /** RFC 9449 §5: `DPoP` when the access token is bound to a DPoP key. */
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   scope: string;
   refresh_token?: string;
@@ -74,11 +75,16 @@ export function newTokenPair(ctx: Context, now: Date): NewTokenPair {
   };
 }
 
-/** The token response of a token set (RFC 6749 §5.1). */
-export function tokenResponse(tokens: IssuedTokens, scopes: string[], idToken?: string): TokenResponse {
+/** The token response of a token set (RFC 6749 §5.1); `jkt`: the DPoP key the access token is bound to. */
+export function tokenResponse(
+  tokens: IssuedTokens,
+  scopes: string[],
+  idToken?: string,
+  jkt: string | null = null,
+): TokenResponse {
   return {
     access_token: tokens.accessToken,
-    token_type: 'Bearer',
+    token_type: jkt === null ? 'Bearer' : 'DPoP',
     expires_in: tokens.expiresIn,
     scope: scopes.join(' '),
     ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),

@@ -15,6 +15,7 @@ export interface BearerToken {
   grantRevokedAt: Date | null;
   clientDisabledAt: Date | null;
   user: User;
+  jkt: string | null;
 }
 
 const USER_SELECT = USER_COLUMNS.map((column) => `u.${column}` as const);
@@ -38,6 +39,7 @@ export async function findBearerToken(
       'g.revoked_at as g_revoked_at',
       'c.client_id as c_client_id',
       'c.disabled_at as c_disabled_at',
+      't.jkt as t_jkt',
     ])
     .select(USER_SELECT)
     .where('t.token_hash', '=', tokenHash)
@@ -54,5 +56,6 @@ export async function findBearerToken(
     grantRevokedAt: row.g_revoked_at,
     clientDisabledAt: row.c_disabled_at,
     user: toUser(row),
+    jkt: row.t_jkt,
   };
 }

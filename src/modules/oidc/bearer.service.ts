@@ -63,6 +63,7 @@ export async function lookUpAccessToken(
     scopes: row.scopes,
     expiresAt: row.expiresAt,
     user: row.user,
+    jkt: row.jkt,
   };
   ctx.tokenCache?.set(context, now, readVersion);
   return context;

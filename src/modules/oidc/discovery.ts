@@ -1,4 +1,5 @@
 import { MFA_ACR } from '../../lib/amr.js';
+import { DPOP_ALGORITHMS } from '../../lib/errors.js';
 import { SIGNING_ALGORITHMS } from '../../lib/signing-algorithms.js';
 import { ALL_SCOPES, claimsFor } from '../oauth/scopes.js';
 import type { DiscoveryDocument } from './oidc.schemas.js';
@@ -44,8 +45,9 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     subject_types_supported: ['public'],
     // CONTRACT.md §9: each client picks one with `idp clients create|update --id-token-alg`.
     id_token_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
-    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-    revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    // A public client sends its client_id alone (`none`), at the token and revocation endpoints.
+    token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
+    revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     // RFC 7636: only S256; `plain` is refused (CONTRACT.md §5).
     code_challenge_methods_supported: ['S256'],
@@ -64,5 +66,7 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     pushed_authorization_request_endpoint: at('/api/v1/oauth/par'),
     // RFC 9126 §5: the server-wide policy; a client registered with --require-par must use PAR.
     require_pushed_authorization_requests: false,
+    // RFC 9449 §5.1: the algorithms of DPoP proofs accepted.
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
   };
 }

@@ -66,6 +66,7 @@ export const discoverySchema = z.object({
   service_documentation: z.string(),
   pushed_authorization_request_endpoint: z.string(),
   require_pushed_authorization_requests: z.boolean(),
+  dpop_signing_alg_values_supported: strings,
 });
 
 export type DiscoveryDocument = z.infer<typeof discoverySchema>;

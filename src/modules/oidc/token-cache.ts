@@ -14,6 +14,8 @@ export interface AccessTokenContext {
   scopes: string[];
   expiresAt: Date;
   user: User;
+  /** RFC 9449 §6: the thumbprint of the DPoP key the token is bound to; null for a bearer token. */
+  jkt: string | null;
 }
 
 /** The longest an entry lives, in case an announcement were ever missed. */

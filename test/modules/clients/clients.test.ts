@@ -31,20 +31,22 @@ afterAll(() => database.drop());
 
 async function stored() {
   const row = await findClientWithSecretHash(database.db, clientId);
-  if (!row) throw new Error('the client is gone');
-  return row;
+  if (!row?.secretHash) throw new Error('the client is gone, or has no secret');
+  return { ...row, secretHash: row.secretHash };
 }
 
 const VIEW_KEYS = [
   'client_id',
   'created_at',
   'disabled',
+  'dpop_bound_access_tokens',
   'id_token_signed_response_alg',
   'name',
   'official_mobile',
   'redirect_uris',
   'require_pushed_authorization_requests',
   'site_url',
+  'token_endpoint_auth_method',
   'wallet',
 ];
 

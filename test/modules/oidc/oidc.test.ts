@@ -32,8 +32,10 @@ describe('GET /.well-known/openid-configuration', () => {
       grant_types_supported: ['authorization_code', 'refresh_token'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      // `none`: a public client sends its client_id alone (RFC 7591 section 2).
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       code_challenge_methods_supported: ['S256'],
       prompt_values_supported: ['none', 'login', 'consent'],

@@ -18,6 +18,7 @@ function context(
     scopes: ['openid'],
     expiresAt: new Date(ids.expiresAt ?? 1_000_000),
     user: { id: ids.user ?? 1 } as User,
+    jkt: null,
   } satisfies AccessTokenContext;
 }
 

@@ -13,7 +13,8 @@ describe('bearer authentication: unauthorized (no usable Authorization header)',
   it('refuses a request without an Authorization header, without an error attribute', async () => {
     const res = await userinfo();
     expectApiError(res, 401, 'unauthorized');
-    expect(res.headers['www-authenticate']).toBe('Bearer realm="idp"');
+    // RFC 9449 §7.1: the route takes DPoP-bound tokens too, so both challenges are sent.
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA"');
   });
 
   it('refuses other schemes and malformed bearer credentials', async () => {
@@ -33,7 +34,9 @@ describe('bearer authentication: unauthorized (no usable Authorization header)',
     ]) {
       const res = await userinfo({ authorization });
       expectApiError(res, 401, 'unauthorized');
-      expect(res.headers['www-authenticate'], authorization).toBe('Bearer realm="idp"');
+      expect(res.headers['www-authenticate'], authorization).toBe(
+        'Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA"',
+      );
     }
   });
 

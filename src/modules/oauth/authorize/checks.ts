@@ -126,6 +126,10 @@ function pkce(query: Query, request: AuthorizationRequest, fail: Fail): void {
       );
     }
   }
+  // RFC 9700 §2.1.1: a public client has no secret, so PKCE is what protects its code.
+  if (challenge === undefined && request.client.isPublic) {
+    fail(new InvalidRequest('code_challenge is required: a public client must use PKCE (S256).'));
+  }
   request.codeChallenge = challenge ?? null;
 }
 

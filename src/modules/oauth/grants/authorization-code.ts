@@ -56,7 +56,7 @@ async function explainRedeemFailure(
 export const authorizationCode: Grant = {
   grantType: 'authorization_code',
   parameters: { required: ['code', 'redirect_uri'], optional: ['code_verifier'] },
-  async handle(db, ctx, client, params) {
+  async handle(db, ctx, client, params, jkt) {
     const code = params.code as string;
     const redirectUri = params.redirect_uri as string;
     const verifier = params.code_verifier;
@@ -79,6 +79,13 @@ export const authorizationCode: Grant = {
       challenge,
       now,
       tokens,
+      // RFC 9449 §5: a confidential client's refresh token is not bound (its secret already
+      // constrains it); a public client's is bound to the DPoP key, and without one it gets none.
+      binding: {
+        accessJkt: jkt,
+        refreshJkt: client.isPublic ? jkt : null,
+        refreshAllowed: !client.isPublic || jkt !== null,
+      },
     });
     if (!redeemed) {
       return explainRedeemFailure(db, client, {
@@ -110,6 +117,11 @@ export const authorizationCode: Grant = {
     const issued = redeemed.refreshIssued
       ? tokens
       : { accessToken: tokens.accessToken, expiresIn: tokens.expiresIn };
-    return tokenResponse(issued, redeemed.scopes, idToken);
+    // A public client without DPoP was granted offline_access but gets no refresh token: the
+    // response's scope says so (RFC 6749 §5.1).
+    const scopes = redeemed.refreshIssued
+      ? redeemed.scopes
+      : redeemed.scopes.filter((each) => each !== 'offline_access');
+    return tokenResponse(issued, scopes, idToken, jkt);
   },
 };

@@ -3,7 +3,8 @@ import type { Database } from '../../../db/schema.js';
 import { InvalidGrant, InvalidScope } from '../../../lib/errors.js';
 import { hashSecret } from '../../../lib/secrets.js';
 import type { Client } from '../../clients/client.js';
-import { findRefreshToken, revokeGrants, rotateRefreshToken } from '../grants.repository.js';
+import { findRefreshToken, revokeGrants } from '../grants.repository.js';
+import { rotateRefreshToken } from '../refresh-rotation.repository.js';
 import { normalizeScopes } from '../scopes.js';
 import { newTokenPair, tokenResponse } from '../tokens.service.js';
 import type { Grant } from './grant.js';
@@ -12,11 +13,20 @@ import type { Grant } from './grant.js';
 async function explainRefreshFailure(
   db: Kysely<Database>,
   client: Client,
-  input: { tokenHash: string; asked: string[] | null; now: Date },
+  input: { tokenHash: string; asked: string[] | null; jkt: string | null; now: Date },
 ): Promise<never> {
   const token = await findRefreshToken(db, input.tokenHash);
   if (!token || token.revokedAt !== null) throw new InvalidGrant('The refresh token is invalid or revoked.');
   if (token.clientPk !== client.id) throw new InvalidGrant('The refresh token was issued to another client.');
+  // RFC 9449 §5: a bound refresh token is used only with a proof of its key. Checked before the
+  // reuse detection, so that someone without the key cannot revoke the grant with a stolen one.
+  if (token.jkt !== null && token.jkt !== input.jkt) {
+    throw new InvalidGrant(
+      input.jkt === null
+        ? 'This refresh token is bound to a DPoP key: send a DPoP proof signed by it.'
+        : 'The DPoP proof is signed by another key than the one this refresh token is bound to.',
+    );
+  }
   if (token.ofDevice) {
     throw new InvalidGrant(
       'This refresh token is of a device of the mobile app: refresh it at /api/v1/mobile/refresh.',
@@ -41,7 +51,7 @@ async function explainRefreshFailure(
 export const refreshToken: Grant = {
   grantType: 'refresh_token',
   parameters: { required: ['refresh_token'], optional: ['scope'] },
-  async handle(db, ctx, client, params) {
+  async handle(db, ctx, client, params, jkt) {
     const tokenHash = hashSecret(params.refresh_token as string);
     const now = ctx.clock.now();
 
@@ -61,10 +71,11 @@ export const refreshToken: Grant = {
       tokenHash,
       clientPk: client.id,
       scopes: asked,
+      jkt,
       now,
       tokens,
     });
-    if (!issued) return explainRefreshFailure(db, client, { tokenHash, asked, now });
-    return tokenResponse(tokens, issued.scopes);
+    if (!issued) return explainRefreshFailure(db, client, { tokenHash, asked, jkt, now });
+    return tokenResponse(tokens, issued.scopes, undefined, jkt);
   },
 };
