@@ -19,12 +19,13 @@ export const clientCommands: Command[] = [
       },
     }),
     usage:
-      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile]',
+      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--post-logout-redirect-uri URL …] [--wallet] [--official-mobile]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
       'site-url': { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
+      'post-logout-redirect-uri': { type: 'string', multiple: true },
       wallet: { type: 'boolean' },
       'official-mobile': { type: 'boolean' },
     },
@@ -33,6 +34,7 @@ export const clientCommands: Command[] = [
         name: required(args, 'name'),
         siteUrl: required(args, 'site-url'),
         redirectUris: (args.values['redirect-uri'] as string[] | undefined) ?? [],
+        postLogoutRedirectUris: (args.values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
         wallet: args.values.wallet === true,
         officialMobile: args.values['official-mobile'] === true,
       }),
@@ -54,7 +56,7 @@ export const clientCommands: Command[] = [
       details: Object.fromEntries(Object.entries(args.values).filter(([name]) => name !== 'json')),
     }),
     usage:
-      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
+      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …] [--add-post-logout-redirect-uri URL …] [--remove-post-logout-redirect-uri URL …]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
@@ -63,6 +65,8 @@ export const clientCommands: Command[] = [
       disabled: { type: 'string' },
       'add-redirect-uri': { type: 'string', multiple: true },
       'remove-redirect-uri': { type: 'string', multiple: true },
+      'add-post-logout-redirect-uri': { type: 'string', multiple: true },
+      'remove-post-logout-redirect-uri': { type: 'string', multiple: true },
     },
     positionals: 1,
     run: (ctx, args) =>
@@ -73,6 +77,10 @@ export const clientCommands: Command[] = [
         disabled: bool(args, 'disabled'),
         addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
         removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],
+        addPostLogoutRedirectUris:
+          (args.values['add-post-logout-redirect-uri'] as string[] | undefined) ?? [],
+        removePostLogoutRedirectUris:
+          (args.values['remove-post-logout-redirect-uri'] as string[] | undefined) ?? [],
       }),
   },
   {

@@ -36,6 +36,8 @@ export interface ClientsTable {
   name: string;
   site_url: string;
   redirect_uris: string[];
+  /** OIDC RP-Initiated Logout 1.0 §3.1: where the browser may return after logout (migrations/0025). */
+  post_logout_redirect_uris: Generated<string[]>;
   wallet: Generated<boolean>;
   official_mobile: Generated<boolean>;
   disabled_at: Timestamp | null;

@@ -12,7 +12,7 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 /** What a client is registered with; only the secret's hash is stored (CONTRACT.md §3). */
 export type NewClient = Pick<
   Client,
-  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
+  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'postLogoutRedirectUris' | 'wallet' | 'officialMobile'
 > & {
   secretHash: string;
   at: Date;
@@ -20,7 +20,10 @@ export type NewClient = Pick<
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
-  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
+  Pick<
+    Client,
+    'name' | 'redirectUris' | 'postLogoutRedirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'
+  >
 > & {
   secretHash?: string;
   updatedAt: Date;
@@ -35,6 +38,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       name: client.name,
       site_url: client.siteUrl,
       redirect_uris: client.redirectUris,
+      post_logout_redirect_uris: client.postLogoutRedirectUris,
       wallet: client.wallet,
       official_mobile: client.officialMobile,
       created_at: client.at,
@@ -120,6 +124,8 @@ export async function updateClientColumns(
   const set: Updateable<ClientsTable> = { updated_at: changes.updatedAt };
   if (changes.name !== undefined) set.name = changes.name;
   if (changes.redirectUris !== undefined) set.redirect_uris = changes.redirectUris;
+  if (changes.postLogoutRedirectUris !== undefined)
+    set.post_logout_redirect_uris = changes.postLogoutRedirectUris;
   if (changes.wallet !== undefined) set.wallet = changes.wallet;
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
