@@ -63,6 +63,7 @@ export async function makeClient(
     name?: string;
     wallet?: boolean;
     redirectUris?: string[];
+    postLogoutRedirectUris?: string[];
     siteUrl?: string;
     officialMobile?: boolean;
   } = {},
@@ -72,6 +73,7 @@ export async function makeClient(
     name: options.name ?? 'Test Site',
     siteUrl: options.siteUrl ?? 'https://site.example',
     redirectUris,
+    postLogoutRedirectUris: options.postLogoutRedirectUris ?? [],
     wallet: options.wallet ?? false,
     officialMobile: options.officialMobile ?? false,
   });
