@@ -41,6 +41,7 @@ const VIEW_KEYS = [
   'disabled',
   'name',
   'official_mobile',
+  'post_logout_redirect_uris',
   'redirect_uris',
   'site_url',
   'wallet',
