@@ -6,7 +6,7 @@ export const enLogout: LogoutTexts = {
   clientAsks: (client) => `${client} asks to sign you out. It is the site at`,
   unknownAsks: 'A site asks to sign you out of this service.',
   signedInAs: 'You are signed in as',
-  effect: 'The next time a site asks for this account in this browser, you sign in again.',
+  effect: 'To use this account in this browser again, you will need to sign in.',
   signOut: 'Sign out',
   staySignedIn: 'Stay signed in',
   signedOutHeading: 'You are signed out',
