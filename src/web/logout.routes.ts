@@ -52,9 +52,14 @@ export const logoutRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     reply.header('cache-control', 'no-store');
   });
 
-  const check = async (params: unknown): Promise<LogoutRequest> => {
+  const check = async (request: FastifyRequest, params: unknown): Promise<LogoutRequest> => {
+    const values = parametersOf(params);
+    // The error page of a refused request is in the site's language too.
+    const uiLocales = values.ui_locales;
+    if (typeof uiLocales === 'string')
+      preferPageLocale(request, localeFromUiLocales(uiLocales.slice(0, 200)));
     try {
-      return await checkLogoutRequest(db, ctx, parametersOf(params));
+      return await checkLogoutRequest(db, ctx, values);
     } catch (error) {
       throw asPage(error);
     }
@@ -150,7 +155,7 @@ export const logoutRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         description: 'OpenID Connect end_session_endpoint: RP-initiated logout (opened in the browser)',
       },
     },
-    async (request, reply) => proceed(request, reply, await check(request.query)),
+    async (request, reply) => proceed(request, reply, await check(request, request.query)),
   );
 
   app.post(
@@ -164,7 +169,7 @@ export const logoutRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       },
     },
     async (request, reply) => {
-      const logout = await check(request.body);
+      const logout = await check(request, request.body);
       // A site's form POST is cross-site: the SameSite=Lax session cookie is not sent with it, so
       // the session cannot be seen here. The checked request continues as a top-level GET, which
       // carries the cookie.

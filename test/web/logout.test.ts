@@ -229,6 +229,12 @@ describe('the language', () => {
     expect(confirm.body).toContain('«Northwind Games» просит выйти из аккаунта.');
     const byHeader = await t.app.inject({ method: 'GET', url: LOGOUT, headers: { 'accept-language': 'ru' } });
     expect(byHeader.body).toContain('<html lang="ru">');
+    const refused = await t.app.inject({
+      method: 'GET',
+      url: logoutUrl({ ui_locales: 'ru', client_id: 'pk_x' }),
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toContain('Ссылка для выхода недействительна');
     const switched = await t.app.inject({ method: 'GET', url: logoutUrl({ ui_locales: 'ru', lang: 'en' }) });
     expect(switched.body).toContain('<h1>You are signed out</h1>');
   });
