@@ -23,6 +23,9 @@ export const END_SESSION_PATH = '/api/v1/oauth/logout';
 const RESUME_PATH = `${END_SESSION_PATH}/resume`;
 const CONFIRM_PATH = `${END_SESSION_PATH}/confirm`;
 
+/** What a sealed request looks like (lib/sealed-secret.ts: `v1.<nonce>.<ciphertext>`, base64url). */
+const SEALED_SHAPE = /^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{1,65536}$/;
+
 const resumeUrl = (sealed: string) => `${RESUME_PATH}?request=${encodeURIComponent(sealed)}`;
 
 /** The parameters of a request, or of a form: an object of strings (and arrays, which are refused). */
@@ -199,7 +202,7 @@ export const logoutRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         rateLimit: 'signin',
         switchBase: (request) => {
           const sealed = (request.body as Record<string, unknown> | undefined)?.request;
-          return typeof sealed === 'string' && sealed.length < 20_000 ? resumeUrl(sealed) : undefined;
+          return typeof sealed === 'string' && SEALED_SHAPE.test(sealed) ? resumeUrl(sealed) : undefined;
         },
       },
     },

@@ -126,7 +126,15 @@ describe('the confirmation', () => {
       const res = await browser.post(CONFIRM, { ...fields, csrf_token, decision: 'signout' });
       expect(res.statusCode).toBe(403);
       expect(res.headers.location).toBeUndefined();
+      // The error page's language switch reopens the same request.
+      expect(res.body).toContain(
+        `href="/api/v1/oauth/logout/resume?request=${encodeURIComponent(fields.request as string)}&amp;lang=ru"`,
+      );
     }
+    // A request field that is not a sealed request is not put in a link.
+    const junk = await browser.post(CONFIRM, { csrf_token: '', request: '\u00e9<x>', decision: 'signout' });
+    expect(junk.statusCode).toBe(403);
+    expect(junk.body).toContain('href="/account?lang=ru"');
     expect(await stillSignedIn(cookie)).toBe(true);
   });
 
