@@ -39,6 +39,7 @@ import { walletRoutes } from './modules/wallet/wallet.routes.js';
 import { accountRoutes } from './web/account.routes.js';
 import { authorizeRoutes } from './web/authorize.routes.js';
 import { catalogueRoutes } from './web/catalogue.routes.js';
+import { logoutRoutes } from './web/logout.routes.js';
 import { installPageGuards } from './web/page-guards.js';
 import { renderBrowserError } from './web/pages.js';
 import { passkeyRoutes } from './web/passkeys.routes.js';
@@ -135,6 +136,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(accountRoutes, deps);
   await app.register(passkeyRoutes, deps);
   await app.register(authorizeRoutes, deps);
+  await app.register(logoutRoutes, deps);
   await app.register(oauthRoutes, deps);
   await app.register(oidcRoutes, deps);
   await app.register(profileRoutes, deps);

@@ -24,13 +24,14 @@ export const clientCommands: Command[] = [
       },
     }),
     usage:
-      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile]' +
-      ' [--public] [--require-par] [--require-dpop] [--id-token-alg RS256|ES256|EdDSA]',
+      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--post-logout-redirect-uri URL …]' +
+      ' [--wallet] [--official-mobile] [--public] [--require-par] [--require-dpop] [--id-token-alg RS256|ES256|EdDSA]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
       'site-url': { type: 'string' },
       'redirect-uri': { type: 'string', multiple: true },
+      'post-logout-redirect-uri': { type: 'string', multiple: true },
       wallet: { type: 'boolean' },
       'official-mobile': { type: 'boolean' },
       'require-par': { type: 'boolean' },
@@ -46,6 +47,7 @@ export const clientCommands: Command[] = [
         name: required(args, 'name'),
         siteUrl: required(args, 'site-url'),
         redirectUris: (args.values['redirect-uri'] as string[] | undefined) ?? [],
+        postLogoutRedirectUris: (args.values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
         wallet: args.values.wallet === true,
         officialMobile: args.values['official-mobile'] === true,
         requirePar: args.values['require-par'] === true,
@@ -71,7 +73,8 @@ export const clientCommands: Command[] = [
       details: Object.fromEntries(Object.entries(args.values).filter(([name]) => name !== 'json')),
     }),
     usage:
-      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]' +
+      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false]' +
+      ' [--add-redirect-uri URL …] [--remove-redirect-uri URL …] [--add-post-logout-redirect-uri URL …] [--remove-post-logout-redirect-uri URL …]' +
       ' [--require-par true|false] [--require-dpop true|false] [--id-token-alg RS256|ES256|EdDSA]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
@@ -84,6 +87,8 @@ export const clientCommands: Command[] = [
       'add-redirect-uri': { type: 'string', multiple: true },
       'remove-redirect-uri': { type: 'string', multiple: true },
       'id-token-alg': { type: 'string' },
+      'add-post-logout-redirect-uri': { type: 'string', multiple: true },
+      'remove-post-logout-redirect-uri': { type: 'string', multiple: true },
     },
     check: (args) => void algorithmOption(args, 'id-token-alg'),
     positionals: 1,
@@ -98,6 +103,10 @@ export const clientCommands: Command[] = [
         addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
         removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],
         idTokenAlg: algorithmOption(args, 'id-token-alg'),
+        addPostLogoutRedirectUris:
+          (args.values['add-post-logout-redirect-uri'] as string[] | undefined) ?? [],
+        removePostLogoutRedirectUris:
+          (args.values['remove-post-logout-redirect-uri'] as string[] | undefined) ?? [],
       }),
   },
   {

@@ -39,6 +39,8 @@ export interface ClientsTable extends ClientParColumns {
   name: string;
   site_url: string;
   redirect_uris: string[];
+  /** OIDC RP-Initiated Logout 1.0 §3.1: where the browser may return after logout (migrations/0025). */
+  post_logout_redirect_uris: Generated<string[]>;
   wallet: Generated<boolean>;
   official_mobile: Generated<boolean>;
   /** Which key signs its id_tokens (migrations/0022; OIDC Registration §2). */

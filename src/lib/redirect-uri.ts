@@ -53,6 +53,24 @@ export function redirectUriProblem(uri: string, siteUrl: string): string | null 
   return `redirect URI "${uri}" has an unsupported scheme`;
 }
 
+/**
+ * Why a URI cannot be registered as a post-logout redirect URI, or null when it can (CONTRACT.md
+ * §9): an absolute https URI, or http on a loopback host, as for redirect URIs, but never a custom
+ * scheme (the logout page is left in a browser, not handed back to a native app).
+ */
+export function postLogoutRedirectUriProblem(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `post-logout redirect URI "${uri}" is not an absolute URI`;
+  }
+  if (uri.includes('#')) return `post-logout redirect URI "${uri}" must not contain a fragment`;
+  if (url.username || url.password) return `post-logout redirect URI "${uri}" must not contain credentials`;
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) return null;
+  return `post-logout redirect URI "${uri}" must use https (plain http is allowed on 127.0.0.1, [::1] and localhost only)`;
+}
+
 /** `http://<loopback host>[:port]<rest>`, split without any normalization. */
 const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::(\d{1,5}))?([/?][^#]*)?$/;
 

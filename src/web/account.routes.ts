@@ -27,7 +27,7 @@ const revokeBody = formBody({ csrf_token: text, client_id: text });
 const deviceSignOutBody = formBody({ csrf_token: text, device: text });
 
 /** A site URL is linked only when it is http(s); anything else is shown as text. */
-function linkableSiteUrl(siteUrl: string): string | null {
+export function linkableSiteUrl(siteUrl: string): string | null {
   try {
     const url = new URL(siteUrl);
     return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;

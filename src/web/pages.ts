@@ -6,6 +6,7 @@ import { pageScript, stylesheet } from './assets/stylesheet.js';
 import {
   type ErrorPageKind,
   formatDate,
+  isLocale,
   LOCALE_COOKIE,
   LOCALE_PARAM,
   LOCALES,
@@ -71,6 +72,18 @@ export function pageLocale(request: FastifyRequest, reply?: FastifyReply): Local
   }
   settled.set(request, locale);
   return locale;
+}
+
+/**
+ * Makes `preferred` the page language of this request unless the page's own switch (`?lang=`)
+ * chose one: a site's `ui_locales` (OIDC RP-Initiated Logout 1.0 §2) comes before the `lang`
+ * cookie and `Accept-Language`. Call it before rendering; undefined changes nothing.
+ */
+export function preferPageLocale(request: FastifyRequest, preferred: Locale | undefined): void {
+  if (!preferred || settled.has(request)) return;
+  const search = request.url.indexOf('?');
+  const query = search < 0 ? null : new URLSearchParams(request.url.slice(search + 1)).get(LOCALE_PARAM);
+  if (!isLocale(query)) settled.set(request, preferred);
 }
 
 /** `path` (a same-origin path with its query) with `lang=<locale>` set, other parameters kept. */

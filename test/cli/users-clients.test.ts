@@ -264,6 +264,7 @@ describe('idp clients update / rotate-secret', () => {
       name: 'Shop Two',
       site_url: 'https://shop.example',
       redirect_uris: ['https://shop.example/cb', 'https://shop.example/cb2', 'http://127.0.0.1:8080/cb'],
+      post_logout_redirect_uris: [],
       wallet: true,
       official_mobile: true,
       require_pushed_authorization_requests: false,

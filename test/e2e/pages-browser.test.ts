@@ -44,6 +44,8 @@ const HEADINGS: Record<string, Record<Locale, RegExp>> = {
   reset: { en: /^Choose a new password$/, ru: /^Выберите новый пароль$/ },
   verify: { en: /^Confirm your e-mail address$/, ru: /^Подтвердите адрес электронной почты$/ },
   verified: { en: /^Your e-mail address is confirmed$/, ru: /^Адрес электронной почты подтверждён$/ },
+  'signed-out': { en: /^You are signed out$/, ru: /^Вы вышли из аккаунта$/ },
+  logout: { en: /^Sign out\?$/, ru: /^Выйти из аккаунта\?$/ },
 };
 
 /** Pages photographed into docs/screenshots/ (the others are checked only). */
@@ -64,6 +66,8 @@ const PHOTOGRAPHED = new Set([
   'export',
   'delete',
   'error',
+  'logout',
+  'signed-out',
 ]);
 /** Pages longer than a screen, photographed whole. */
 const LONG_PAGES = new Set(['consent', 'account']);
@@ -135,6 +139,11 @@ function authorizeUrl(): string {
   return `${base}/api/v1/oauth/authorize?${query}`;
 }
 
+/** A site's RP-initiated logout request (CONTRACT.md §9) naming the site, without a hint. */
+function logoutUrl(): string {
+  return `${base}/api/v1/oauth/logout?client_id=${encodeURIComponent(clientId)}`;
+}
+
 /** Opens a page in `locale` (by Accept-Language alone) and checks every page at every width. */
 async function visitAll(locale: Locale): Promise<PageLog> {
   const context = await browser.newContext({ locale: BROWSER_LOCALES[locale], viewport: WIDTHS.phone });
@@ -179,6 +188,8 @@ async function visitAll(locale: Locale): Promise<PageLog> {
     ],
     ['error', () => page.goto(`${base}/api/v1/oauth/authorize?client_id=pk_unknown&response_type=code`)],
     ['forgot', () => page.goto(`${base}/password/forgot`)],
+    // A site's logout request without a session: nothing to end, the signed-out page naming the site.
+    ['signed-out', () => page.goto(logoutUrl())],
     [
       'forgot-sent',
       async () => {
@@ -210,6 +221,8 @@ async function visitAll(locale: Locale): Promise<PageLog> {
     ['email', () => page.goto(`${base}/account/email`)],
     ['export', () => page.goto(`${base}/account/export`)],
     ['delete', () => page.goto(`${base}/account/delete`)],
+    // The same request signed in, without an id_token_hint: the confirmation (a GET ends nothing).
+    ['logout', () => page.goto(logoutUrl())],
   ];
 
   for (const width of ['phone', 'desktop'] as const) {

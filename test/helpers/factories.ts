@@ -63,6 +63,7 @@ export async function makeClient(
     name?: string;
     wallet?: boolean;
     redirectUris?: string[];
+    postLogoutRedirectUris?: string[];
     siteUrl?: string;
     officialMobile?: boolean;
     requirePar?: boolean;
@@ -73,6 +74,7 @@ export async function makeClient(
     name: options.name ?? 'Test Site',
     siteUrl: options.siteUrl ?? 'https://site.example',
     redirectUris,
+    postLogoutRedirectUris: options.postLogoutRedirectUris ?? [],
     wallet: options.wallet ?? false,
     officialMobile: options.officialMobile ?? false,
     requirePar: options.requirePar ?? false,

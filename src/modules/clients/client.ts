@@ -11,6 +11,8 @@ export interface Client {
   name: string;
   siteUrl: string;
   redirectUris: string[];
+  /** Where RP-initiated logout may send the browser back (OIDC RP-Initiated Logout 1.0 §3.1). */
+  postLogoutRedirectUris: string[];
   /** May request the `wallet` scope (CONTRACT.md §6). */
   wallet: boolean;
   /** The service's own mobile app (SPEC.md: the mobile sign-in API). */
@@ -36,6 +38,7 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     name: row.name,
     siteUrl: row.site_url,
     redirectUris: row.redirect_uris,
+    postLogoutRedirectUris: row.post_logout_redirect_uris,
     wallet: row.wallet,
     officialMobile: row.official_mobile,
     requirePar: row.require_pushed_authorization_requests,

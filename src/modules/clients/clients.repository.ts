@@ -12,7 +12,14 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 /** What a client is registered with; only the secret's hash is stored (CONTRACT.md §3). */
 export type NewClient = Pick<
   Client,
-  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile' | 'idTokenAlg'
+  | 'clientId'
+  | 'name'
+  | 'siteUrl'
+  | 'redirectUris'
+  | 'postLogoutRedirectUris'
+  | 'wallet'
+  | 'officialMobile'
+  | 'idTokenAlg'
 > &
   Partial<Pick<Client, 'isPublic' | 'requireDpop' | 'requirePar'>> & {
     /** Null for a public client. */
@@ -26,6 +33,7 @@ export type ClientChanges = Partial<
     Client,
     | 'name'
     | 'redirectUris'
+    | 'postLogoutRedirectUris'
     | 'wallet'
     | 'officialMobile'
     | 'disabledAt'
@@ -47,6 +55,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       name: client.name,
       site_url: client.siteUrl,
       redirect_uris: client.redirectUris,
+      post_logout_redirect_uris: client.postLogoutRedirectUris,
       wallet: client.wallet,
       official_mobile: client.officialMobile,
       require_pushed_authorization_requests: client.requirePar ?? false,
@@ -136,6 +145,8 @@ export async function updateClientColumns(
   const set: Updateable<ClientsTable> = { updated_at: changes.updatedAt };
   if (changes.name !== undefined) set.name = changes.name;
   if (changes.redirectUris !== undefined) set.redirect_uris = changes.redirectUris;
+  if (changes.postLogoutRedirectUris !== undefined)
+    set.post_logout_redirect_uris = changes.postLogoutRedirectUris;
   if (changes.wallet !== undefined) set.wallet = changes.wallet;
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
   if (changes.requirePar !== undefined) set.require_pushed_authorization_requests = changes.requirePar;

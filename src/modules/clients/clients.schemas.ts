@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isLoopbackHost, redirectUriProblem } from '../../lib/redirect-uri.js';
+import { isLoopbackHost, postLogoutRedirectUriProblem, redirectUriProblem } from '../../lib/redirect-uri.js';
 import {
   DEFAULT_SIGNING_ALGORITHM,
   SIGNING_ALGORITHMS,
@@ -34,6 +34,14 @@ export const idTokenAlgSchema = z.enum(SIGNING_ALGORITHMS, {
 /** A client may register from 1 to 20 redirect URIs (also a check constraint on clients.redirect_uris). */
 export const MAX_REDIRECT_URIS = 20;
 
+/** At most 20 post-logout redirect URIs (also a check constraint, migrations/0025), none required. */
+export const MAX_POST_LOGOUT_REDIRECT_URIS = 20;
+
+const postLogoutRedirectUrisSchema = z
+  .array(z.string().trim())
+  .max(MAX_POST_LOGOUT_REDIRECT_URIS, `at most ${MAX_POST_LOGOUT_REDIRECT_URIS} post-logout redirect URIs`)
+  .default([]);
+
 export const createClientSchema = z
   .object({
     name: clientNameSchema,
@@ -42,6 +50,7 @@ export const createClientSchema = z
       .array(z.string().trim())
       .min(1, 'at least one redirect URI is required')
       .max(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
+    postLogoutRedirectUris: postLogoutRedirectUrisSchema,
     wallet: z.boolean().default(false),
     officialMobile: z.boolean().default(false),
     requirePar: z.boolean().default(false),
@@ -55,6 +64,10 @@ export const createClientSchema = z
       const problem = redirectUriProblem(uri, client.siteUrl);
       if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['redirectUris'] });
     }
+    for (const uri of client.postLogoutRedirectUris) {
+      const problem = postLogoutRedirectUriProblem(uri);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['postLogoutRedirectUris'] });
+    }
   });
 
 export type CreateClientInput = z.input<typeof createClientSchema>;
@@ -65,6 +78,7 @@ export interface ClientView {
   name: string;
   site_url: string;
   redirect_uris: string[];
+  post_logout_redirect_uris: string[];
   wallet: boolean;
   official_mobile: boolean;
   /** RFC 9126 §6 client metadata. */
@@ -79,8 +93,9 @@ export interface ClientView {
 }
 
 /**
- * A change to a client (`idp clients update`): only the given fields change. Redirect URIs are
- * removed and added one by one; added ones obey the same rules as at registration.
+ * A change to a client (`idp clients update`): only the given fields change. Redirect URIs and
+ * post-logout redirect URIs are removed and added one by one; added ones obey the same rules as at
+ * registration.
  */
 export const updateClientSchema = z
   .object({
@@ -93,11 +108,20 @@ export const updateClientSchema = z
     idTokenAlg: idTokenAlgSchema.optional(),
     addRedirectUris: z.array(z.string().trim()).default([]),
     removeRedirectUris: z.array(z.string().trim()).default([]),
+    addPostLogoutRedirectUris: z.array(z.string().trim()).default([]),
+    removePostLogoutRedirectUris: z.array(z.string().trim()).default([]),
   })
   .superRefine((input, ctx) => {
     for (const uri of input.addRedirectUris) {
       if (input.removeRedirectUris.includes(uri))
         ctx.addIssue({ code: 'custom', message: `redirect URI "${uri}" is both added and removed` });
+    }
+    for (const uri of input.addPostLogoutRedirectUris) {
+      if (input.removePostLogoutRedirectUris.includes(uri))
+        ctx.addIssue({
+          code: 'custom',
+          message: `post-logout redirect URI "${uri}" is both added and removed`,
+        });
     }
   });
 

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
-import { redirectUriProblem } from '../../lib/redirect-uri.js';
+import { postLogoutRedirectUriProblem, redirectUriProblem } from '../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { parseInput } from '../../lib/validation.js';
 import { endAccess } from '../oauth/access.service.js';
@@ -18,6 +18,7 @@ import {
   type ClientView,
   type CreateClientInput,
   createClientSchema,
+  MAX_POST_LOGOUT_REDIRECT_URIS,
   MAX_REDIRECT_URIS,
   type UpdateClientInput,
   updateClientSchema,
@@ -29,6 +30,7 @@ export function presentClient(client: Client): ClientView {
     name: client.name,
     site_url: client.siteUrl,
     redirect_uris: client.redirectUris,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
     wallet: client.wallet,
     official_mobile: client.officialMobile,
     require_pushed_authorization_requests: client.requirePar,
@@ -70,6 +72,7 @@ export async function createClient(
     name: data.name,
     siteUrl: data.siteUrl,
     redirectUris: [...new Set(data.redirectUris)],
+    postLogoutRedirectUris: [...new Set(data.postLogoutRedirectUris)],
     wallet: data.wallet,
     officialMobile: data.officialMobile,
     requirePar: data.requirePar,
@@ -83,6 +86,31 @@ export async function createClient(
 
 export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
   return (await listClientRows(db)).map(presentClient);
+}
+
+/** The post-logout redirect URIs after removals, then additions (none at all is allowed). */
+function editPostLogoutRedirectUris(
+  current: readonly string[],
+  remove: readonly string[],
+  add: readonly string[],
+): string[] {
+  const uris = [...current];
+  for (const uri of remove) {
+    const index = uris.indexOf(uri);
+    if (index === -1)
+      throw new InvalidRequest(`post-logout redirect URI "${uri}" is not registered for this client`);
+    uris.splice(index, 1);
+  }
+  for (const uri of add) {
+    const problem = postLogoutRedirectUriProblem(uri);
+    if (problem) throw new InvalidRequest(problem);
+    if (!uris.includes(uri)) uris.push(uri);
+  }
+  if (uris.length > MAX_POST_LOGOUT_REDIRECT_URIS)
+    throw new InvalidRequest(
+      `a client may have at most ${MAX_POST_LOGOUT_REDIRECT_URIS} post-logout redirect URIs`,
+    );
+  return uris;
 }
 
 /**
@@ -132,6 +160,13 @@ export async function updateClient(
       if (uris.length > MAX_REDIRECT_URIS)
         throw new InvalidRequest(`a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`);
       changes.redirectUris = uris;
+    }
+    if (data.addPostLogoutRedirectUris.length > 0 || data.removePostLogoutRedirectUris.length > 0) {
+      changes.postLogoutRedirectUris = editPostLogoutRedirectUris(
+        row.postLogoutRedirectUris,
+        data.removePostLogoutRedirectUris,
+        data.addPostLogoutRedirectUris,
+      );
     }
 
     // A client disabled (say, its secret leaked) comes back, when enabled again, without the

@@ -38,6 +38,8 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     jwks_uri: at('/api/v1/oauth/jwks'),
     revocation_endpoint: at('/api/v1/oauth/revoke'),
     introspection_endpoint: at('/api/v1/oauth/introspect'),
+    // OIDC RP-Initiated Logout 1.0 §2.1 (CONTRACT.md §9).
+    end_session_endpoint: at('/api/v1/oauth/logout'),
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],

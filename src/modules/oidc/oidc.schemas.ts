@@ -46,6 +46,7 @@ export const discoverySchema = z.object({
   jwks_uri: z.string(),
   revocation_endpoint: z.string(),
   introspection_endpoint: z.string(),
+  end_session_endpoint: z.string(),
   scopes_supported: strings,
   response_types_supported: strings,
   response_modes_supported: strings,

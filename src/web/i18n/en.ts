@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
 import { emailPageEn } from './email-page.js';
 import { enAccountData } from './en-account-data.js';
+import { enLogout } from './en-logout.js';
 import { enPasskeys } from './en-passkeys.js';
 import { enPasswordReset } from './en-password-reset.js';
 import { enSecurity } from './en-security.js';
@@ -37,6 +38,8 @@ export const en: LocaleDefinition = {
       email: 'Your e-mail address',
       security: 'Security',
       'second-factor': 'Two-step sign-in',
+      logout: 'Sign out?',
+      'signed-out': 'Signed out',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -166,6 +169,16 @@ export const en: LocaleDefinition = {
           'The link was already used, is more than 30 minutes old, or a newer link was sent since (only the newest one works).',
         link: 'Ask for a new link',
       },
+      logout_invalid: {
+        title: 'This sign-out link is not valid',
+        message:
+          'The site that sent you here asked to sign you out in a way this service cannot accept, so nothing was changed. You can sign out on your account page.',
+      },
+      logout_expired: {
+        title: 'This sign-out request has expired',
+        message:
+          'The page was open too long. Go back to the site and sign out again, or sign out on your account page.',
+      },
       invalid_link: {
         title: 'This sign-in link is not valid',
         message:
@@ -241,5 +254,6 @@ export const en: LocaleDefinition = {
     passkeys: enPasskeys,
     emailPage: emailPageEn,
     security: enSecurity,
+    logout: enLogout,
   },
 };

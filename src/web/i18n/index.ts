@@ -81,6 +81,18 @@ export function localeFromAcceptLanguage(header: string | undefined): Locale {
 }
 
 /**
+ * The first supported language of an OpenID Connect `ui_locales` value (OIDC Core §3.1.2.1:
+ * space-separated BCP 47 tags, most preferred first), by its primary subtag; undefined when none is.
+ */
+export function localeFromUiLocales(value: string | null | undefined): Locale | undefined {
+  for (const tag of (value ?? '').split(' ')) {
+    const primary = tag.split('-', 1)[0]?.toLowerCase();
+    if (isLocale(primary)) return primary;
+  }
+  return undefined;
+}
+
+/**
  * The language of a page: the switch's `?lang=` (when valid), then the `lang` cookie (when
  * valid), then `Accept-Language`. `remember` is set when the query chose a language the cookie
  * does not hold yet.

@@ -4,6 +4,7 @@ import type { PasswordChangeProblem } from '../../modules/accounts/password.serv
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
 import type { PasskeyMessages } from './en-passkeys.js';
+import type { LogoutTexts } from './logout-texts.js';
 import type { SecurityTexts } from './security-texts.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
@@ -41,6 +42,10 @@ export type ErrorPageKind =
   | 'reset_link_invalid'
   /** The account's hourly limit of messages of one kind (CONTRACT.md §7 "Limits") is reached. */
   | 'mail_limit'
+  /** A logout request (CONTRACT.md §9) with a hint, client or post_logout_redirect_uri that does not check out. */
+  | 'logout_invalid'
+  /** The logout confirmation form was left open longer than its request lives. */
+  | 'logout_expired'
   | 'bad_request'
   | 'forbidden'
   | 'not_found'
@@ -89,6 +94,8 @@ export interface Messages {
     email: string;
     security: string;
     'second-factor': string;
+    logout: string;
+    'signed-out': string;
   };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
@@ -259,6 +266,8 @@ export interface Messages {
   /** `/account/security` and `/signin/second-factor` (CONTRACT.md §8). */
   security: SecurityTexts;
   passkeys: PasskeyMessages;
+  /** RP-initiated logout (CONTRACT.md §9): its confirmation and the signed-out page. */
+  logout: LogoutTexts;
 }
 
 /** The texts of `/account/email` (kept in email-page.ts, one object per language). */

@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
+import { ruLogout } from './ru-logout.js';
 import { ruPasskeys } from './ru-passkeys.js';
 import { ruPasswordReset } from './ru-password-reset.js';
 import { ruSecurity } from './ru-security.js';
@@ -36,6 +37,8 @@ export const ru: LocaleDefinition = {
       email: 'Адрес электронной почты',
       security: 'Безопасность',
       'second-factor': 'Двухэтапный вход',
+      logout: 'Выйти из аккаунта?',
+      'signed-out': 'Выход выполнен',
     },
     fields: {
       username: 'Имя пользователя',
@@ -180,6 +183,16 @@ export const ru: LocaleDefinition = {
           'Ссылкой уже воспользовались, ей больше 30 минут или с тех пор была отправлена новая (работает только самая новая).',
         link: 'Запросить новую ссылку',
       },
+      logout_invalid: {
+        title: 'Ссылка для выхода недействительна',
+        message:
+          'Сайт, который направил вас сюда, попросил выйти из аккаунта так, как сервис не может принять, поэтому ничего не изменилось. Выйти можно на странице аккаунта.',
+      },
+      logout_expired: {
+        title: 'Срок действия запроса на выход истёк',
+        message:
+          'Страница была открыта слишком долго. Вернитесь на сайт и выйдите снова или выйдите на странице аккаунта.',
+      },
       invalid_link: {
         title: 'Ссылка для входа недействительна',
         message:
@@ -270,5 +283,6 @@ export const ru: LocaleDefinition = {
     passkeys: ruPasskeys,
     emailPage: emailPageRu,
     security: ruSecurity,
+    logout: ruLogout,
   },
 };

@@ -43,6 +43,7 @@ const VIEW_KEYS = [
   'id_token_signed_response_alg',
   'name',
   'official_mobile',
+  'post_logout_redirect_uris',
   'redirect_uris',
   'require_pushed_authorization_requests',
   'site_url',
