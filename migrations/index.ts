@@ -20,6 +20,7 @@ import * as m0018 from './0018_mail_limits.js';
 import * as m0019 from './0019_authentication_methods.js';
 import * as m0020 from './0020_second_factors.js';
 import * as m0021 from './0021_passkeys.js';
+import * as m0026 from './0026_backchannel_logout.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0019_authentication_methods': m0019,
   '0020_second_factors': m0020,
   '0021_passkeys': m0021,
+  '0026_backchannel_logout': m0026,
 };

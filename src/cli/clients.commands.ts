@@ -19,7 +19,7 @@ export const clientCommands: Command[] = [
       },
     }),
     usage:
-      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile]',
+      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--wallet] [--official-mobile] [--backchannel-logout-uri URL]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
@@ -27,6 +27,7 @@ export const clientCommands: Command[] = [
       'redirect-uri': { type: 'string', multiple: true },
       wallet: { type: 'boolean' },
       'official-mobile': { type: 'boolean' },
+      'backchannel-logout-uri': { type: 'string' },
     },
     run: (ctx, args) =>
       createClient(ctx.db, ctx, {
@@ -35,6 +36,7 @@ export const clientCommands: Command[] = [
         redirectUris: (args.values['redirect-uri'] as string[] | undefined) ?? [],
         wallet: args.values.wallet === true,
         officialMobile: args.values['official-mobile'] === true,
+        backchannelLogoutUri: str(args, 'backchannel-logout-uri'),
       }),
     text: (result) =>
       `${formatListing(result)}\nThe client_secret is shown only this once and stored only as a hash: keep it safe.`,
@@ -54,7 +56,7 @@ export const clientCommands: Command[] = [
       details: Object.fromEntries(Object.entries(args.values).filter(([name]) => name !== 'json')),
     }),
     usage:
-      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …]',
+      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false] [--add-redirect-uri URL …] [--remove-redirect-uri URL …] [--backchannel-logout-uri URL ("" removes it)]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
@@ -63,6 +65,7 @@ export const clientCommands: Command[] = [
       disabled: { type: 'string' },
       'add-redirect-uri': { type: 'string', multiple: true },
       'remove-redirect-uri': { type: 'string', multiple: true },
+      'backchannel-logout-uri': { type: 'string' },
     },
     positionals: 1,
     run: (ctx, args) =>
@@ -73,6 +76,7 @@ export const clientCommands: Command[] = [
         disabled: bool(args, 'disabled'),
         addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
         removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],
+        backchannelLogoutUri: str(args, 'backchannel-logout-uri'),
       }),
   },
   {

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
+import type { BackchannelLogoutsTable } from './schema-logout.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
@@ -41,6 +42,8 @@ export interface ClientsTable {
   disabled_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
+  /** migrations/0026: where logout tokens are POSTed (OIDC Back-Channel Logout 1.0 §2.2), or null. */
+  backchannel_logout_uri: Generated<string | null>;
 }
 
 export type PlatformStatusValue = 'operational' | 'degraded' | 'maintenance';
@@ -74,6 +77,8 @@ export interface BrowserSessionsTable {
   expires_at: Timestamp;
   user_agent: string | null;
   ip: string | null;
+  /** migrations/0026: the public session id, the `sid` claim (Back-Channel Logout 1.0 §2.4); not a credential. */
+  sid: Generated<string>;
 }
 
 export interface AuthorizationRequestsTable {
@@ -117,6 +122,8 @@ export interface AuthorizationCodesTable {
   created_at: Timestamp;
   expires_at: Timestamp;
   consumed_at: Timestamp | null;
+  /** migrations/0026: the browser session that approved the code; null for none. */
+  sid: Generated<string | null>;
 }
 
 export interface GrantsTable {
@@ -128,6 +135,8 @@ export interface GrantsTable {
   auth_time: Timestamp;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
+  /** migrations/0026: the browser session whose code made the grant; null for the mobile app's. */
+  sid: Generated<string | null>;
 }
 
 export interface AccessTokensTable {
@@ -276,4 +285,5 @@ export interface Database {
   pending_sign_ins: PendingSignInsTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  backchannel_logouts: BackchannelLogoutsTable;
 }

@@ -85,6 +85,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         userId: session.userId,
         authTime: session.authTime,
         amr: session.amr,
+        sid: session.sid,
         scopes: authz.scopes,
       });
       return reply.redirect(location);
@@ -192,6 +193,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         userId: session.userId,
         authTime: session.authTime,
         amr: session.amr,
+        sid: session.sid,
         scopes: authz.scopes.filter((scope) => !withheld.includes(scope)),
         remember: { withheld },
       });

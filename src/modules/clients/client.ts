@@ -14,6 +14,8 @@ export interface Client {
   wallet: boolean;
   /** The service's own mobile app (SPEC.md: the mobile sign-in API). */
   officialMobile: boolean;
+  /** Where logout tokens are POSTed (OIDC Back-Channel Logout 1.0 §2.2), or null. */
+  backchannelLogoutUri: string | null;
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -29,6 +31,7 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     redirectUris: row.redirect_uris,
     wallet: row.wallet,
     officialMobile: row.official_mobile,
+    backchannelLogoutUri: row.backchannel_logout_uri,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

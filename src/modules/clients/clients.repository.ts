@@ -12,7 +12,7 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
 /** What a client is registered with; only the secret's hash is stored (CONTRACT.md §3). */
 export type NewClient = Pick<
   Client,
-  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile'
+  'clientId' | 'name' | 'siteUrl' | 'redirectUris' | 'wallet' | 'officialMobile' | 'backchannelLogoutUri'
 > & {
   secretHash: string;
   at: Date;
@@ -20,7 +20,7 @@ export type NewClient = Pick<
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
-  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt'>
+  Pick<Client, 'name' | 'redirectUris' | 'wallet' | 'officialMobile' | 'disabledAt' | 'backchannelLogoutUri'>
 > & {
   secretHash?: string;
   updatedAt: Date;
@@ -37,6 +37,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       redirect_uris: client.redirectUris,
       wallet: client.wallet,
       official_mobile: client.officialMobile,
+      backchannel_logout_uri: client.backchannelLogoutUri,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -124,6 +125,7 @@ export async function updateClientColumns(
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
+  if (changes.backchannelLogoutUri !== undefined) set.backchannel_logout_uri = changes.backchannelLogoutUri;
   const row = await db
     .updateTable('clients')
     .set(set)

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isLoopbackHost, redirectUriProblem } from '../../lib/redirect-uri.js';
+import { backchannelLogoutUriProblem, isLoopbackHost, redirectUriProblem } from '../../lib/redirect-uri.js';
 
 const siteUrlSchema = z
   .string()
@@ -32,8 +32,12 @@ export const createClientSchema = z
       .max(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
     wallet: z.boolean().default(false),
     officialMobile: z.boolean().default(false),
+    backchannelLogoutUri: z.string().trim().optional(),
   })
   .superRefine((client, ctx) => {
+    const problem =
+      client.backchannelLogoutUri === undefined ? null : backchannelLogoutUriProblem(client.backchannelLogoutUri);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['backchannelLogoutUri'] });
     for (const uri of client.redirectUris) {
       const problem = redirectUriProblem(uri, client.siteUrl);
       if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['redirectUris'] });
@@ -50,6 +54,8 @@ export interface ClientView {
   redirect_uris: string[];
   wallet: boolean;
   official_mobile: boolean;
+  /** OIDC Back-Channel Logout 1.0 §2.2; null when the client has none. */
+  backchannel_logout_uri: string | null;
   disabled: boolean;
   created_at: string;
 }
@@ -66,8 +72,13 @@ export const updateClientSchema = z
     disabled: z.boolean().optional(),
     addRedirectUris: z.array(z.string().trim()).default([]),
     removeRedirectUris: z.array(z.string().trim()).default([]),
+    /** A new back-channel logout URI; `''` removes it. */
+    backchannelLogoutUri: z.string().trim().optional(),
   })
   .superRefine((input, ctx) => {
+    const uri = input.backchannelLogoutUri;
+    const problem = uri === undefined || uri === '' ? null : backchannelLogoutUriProblem(uri);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['backchannelLogoutUri'] });
     for (const uri of input.addRedirectUris) {
       if (input.removeRedirectUris.includes(uri))
         ctx.addIssue({ code: 'custom', message: `redirect URI "${uri}" is both added and removed` });

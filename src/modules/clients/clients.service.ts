@@ -31,6 +31,7 @@ export function presentClient(client: Client): ClientView {
     redirect_uris: client.redirectUris,
     wallet: client.wallet,
     official_mobile: client.officialMobile,
+    backchannel_logout_uri: client.backchannelLogoutUri,
     disabled: client.disabledAt !== null,
     created_at: client.createdAt.toISOString(),
   };
@@ -56,6 +57,7 @@ export async function createClient(
     redirectUris: [...new Set(data.redirectUris)],
     wallet: data.wallet,
     officialMobile: data.officialMobile,
+    backchannelLogoutUri: data.backchannelLogoutUri ?? null,
     at: now,
   });
   const view = presentClient(row);
@@ -87,6 +89,8 @@ export async function updateClient(
     if (data.name !== undefined) changes.name = data.name;
     if (data.wallet !== undefined) changes.wallet = data.wallet;
     if (data.officialMobile !== undefined) changes.officialMobile = data.officialMobile;
+    if (data.backchannelLogoutUri !== undefined)
+      changes.backchannelLogoutUri = data.backchannelLogoutUri === '' ? null : data.backchannelLogoutUri;
     // Disabling again keeps the first disabled_at.
     if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 

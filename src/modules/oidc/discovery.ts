@@ -16,6 +16,8 @@ const PROTOCOL_CLAIMS = [
   'at_hash',
   'amr',
   'acr',
+  // Back-Channel Logout 1.0 §2.4: id_tokens of a browser sign-in name its session.
+  'sid',
 ];
 
 /** Client authentication at the token, revocation and introspection endpoints (CONTRACT.md §5). */
@@ -57,6 +59,9 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
+    // Back-Channel Logout 1.0 §2.1: logout tokens are sent, and carry `sid` (CONTRACT.md §9).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     service_documentation: at('/api/v1/'),
   };
 }

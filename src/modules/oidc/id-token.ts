@@ -24,6 +24,8 @@ export interface IdTokenInput {
   authTime: Date;
   /** How the user signed in (RFC 8176), and so the `acr` (CONTRACT.md §8). */
   amr: readonly string[];
+  /** The browser session the sign-in belongs to (Back-Channel Logout 1.0 §2.4 `sid`); null for none. */
+  sid?: string | null;
   /** The access token issued alongside, for `at_hash` (OIDC Core §3.1.3.6). */
   accessToken?: string;
 }
@@ -65,6 +67,7 @@ export async function signIdToken(
   const acr = acrOf(input.amr);
   if (acr !== undefined) claims.acr = acr;
   if (input.nonce !== null) claims.nonce = input.nonce;
+  if (input.sid) claims.sid = input.sid;
   if (input.accessToken !== undefined) claims.at_hash = accessTokenHash(input.accessToken);
   return new SignJWT(claims)
     .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid: signer.kid, typ: 'JWT' })
