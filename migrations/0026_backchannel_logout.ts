@@ -16,7 +16,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     alter table browser_sessions add column sid text not null default rtrim(translate(encode(decode(
       replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'), 'base64'), '+/', '-_'), '=')
   `.execute(db);
-  await db.schema.createIndex('browser_sessions_sid_key').unique().on('browser_sessions').column('sid').execute();
+  await db.schema
+    .createIndex('browser_sessions_sid_key')
+    .unique()
+    .on('browser_sessions')
+    .column('sid')
+    .execute();
 
   await db.schema.alterTable('authorization_codes').addColumn('sid', 'text').execute();
   await db.schema.alterTable('grants').addColumn('sid', 'text').execute();

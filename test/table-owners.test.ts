@@ -48,6 +48,7 @@ const OWNERSHIP: Ownership = {
     pending_sign_ins: 'src/modules/mfa/pending-sign-ins.repository.ts',
     passkeys: 'src/modules/passkeys/passkeys.repository.ts',
     webauthn_challenges: 'src/modules/passkeys/passkeys.repository.ts',
+    backchannel_logouts: 'src/modules/backchannel/logout-outbox.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
@@ -77,6 +78,11 @@ const OWNERSHIP: Ownership = {
       file: GRANTS,
       tables: ['users', 'clients', 'mobile_devices'],
       why: 'rotation and the token lookups check user, client and phone in the statement that finds the token',
+    },
+    {
+      file: 'src/modules/backchannel/logout-outbox.repository.ts',
+      tables: ['grants', 'clients'],
+      why: "the logouts of ended sessions are queued from their grants in one statement, and a claim reads each client's current URI",
     },
   ],
   writes: [

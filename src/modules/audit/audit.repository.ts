@@ -51,7 +51,8 @@ export type AuditAction =
   | 'second_factors_reset'
   | 'passkey_added'
   | 'passkey_renamed'
-  | 'passkey_removed';
+  | 'passkey_removed'
+  | 'backchannel_logout_failed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

@@ -36,7 +36,9 @@ export const createClientSchema = z
   })
   .superRefine((client, ctx) => {
     const problem =
-      client.backchannelLogoutUri === undefined ? null : backchannelLogoutUriProblem(client.backchannelLogoutUri);
+      client.backchannelLogoutUri === undefined
+        ? null
+        : backchannelLogoutUriProblem(client.backchannelLogoutUri);
     if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['backchannelLogoutUri'] });
     for (const uri of client.redirectUris) {
       const problem = redirectUriProblem(uri, client.siteUrl);
