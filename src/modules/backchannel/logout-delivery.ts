@@ -47,7 +47,6 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128],
-  ['::ffff:0:0', 96], // IPv4-mapped: would reach an IPv4 address unchecked
   ['64:ff9b::', 96], // NAT64, likewise
   ['64:ff9b:1::', 48],
   ['100::', 64],
@@ -59,6 +58,11 @@ for (const [network, prefix] of [
   ['ff00::', 8], // multicast
 ] as const)
   NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
+
+// IPv4-mapped IPv6 addresses are refused whole, in a list of their own: a BlockList checks an IPv4
+// address against its IPv6 rules in mapped form, so `::ffff:0:0/96` above would match every one.
+const IPV4_MAPPED = new BlockList();
+IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
 
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -77,7 +81,8 @@ export function addressAllowed(hostname: string, address: ResolvedAddress): bool
   const type = familyName(address.family);
   return LOOPBACK_NAMES.has(hostname)
     ? LOOPBACK.check(address.address, type)
-    : !NOT_PUBLIC.check(address.address, type);
+    : !NOT_PUBLIC.check(address.address, type) &&
+        !(type === 'ipv6' && IPV4_MAPPED.check(address.address, type));
 }
 
 /** The checked addresses of the URI's host: an IP literal as is, a name resolved once, here. */
