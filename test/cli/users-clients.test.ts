@@ -266,6 +266,7 @@ describe('idp clients update / rotate-secret', () => {
       redirect_uris: ['https://shop.example/cb', 'https://shop.example/cb2', 'http://127.0.0.1:8080/cb'],
       wallet: true,
       official_mobile: true,
+      backchannel_logout_uri: null,
       disabled: true,
       created_at: created.created_at,
     });
