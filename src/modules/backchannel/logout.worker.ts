@@ -6,7 +6,12 @@ import type { Database } from '../../db/schema.js';
 import { backoffMs, WakeLoop } from '../../lib/wake-loop.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { currentSigner } from '../oidc/keys.service.js';
-import { type DeliveryOptions, deliverLogoutToken, systemResolver } from './logout-delivery.js';
+import {
+  type DeliveryOptions,
+  type DeliveryResult,
+  deliverLogoutToken,
+  systemResolver,
+} from './logout-delivery.js';
 import {
   claimDueLogouts,
   LOGOUT_CHANNEL,
@@ -150,15 +155,7 @@ export class BackchannelLogoutWorker {
       this.report('dropped');
       return false;
     }
-    const signer = await currentSigner(this.db, this.ctx);
-    const token = await signLogoutToken(signer, {
-      issuer: this.ctx.config.PUBLIC_URL,
-      clientId: logout.clientId,
-      userId: logout.userId,
-      sid: logout.sid,
-      now: this.ctx.clock.now(),
-    });
-    const result = await deliverLogoutToken(logout.uri, token, this.options);
+    const result = await this.signAndDeliver(logout, logout.uri);
     const now = this.ctx.clock.now();
     if (result.ok) {
       await markLogoutDelivered(this.db, logout, {
@@ -182,6 +179,23 @@ export class BackchannelLogoutWorker {
       );
     this.report(givingUp ? 'given_up' : 'retry');
     return false;
+  }
+
+  /** Signs a new token and POSTs it; any failure (a signing key not loaded, say) counts as one attempt's. */
+  private async signAndDeliver(logout: QueuedLogout, uri: string): Promise<DeliveryResult> {
+    try {
+      const signer = await currentSigner(this.db, this.ctx);
+      const token = await signLogoutToken(signer, {
+        issuer: this.ctx.config.PUBLIC_URL,
+        clientId: logout.clientId,
+        userId: logout.userId,
+        sid: logout.sid,
+        now: this.ctx.clock.now(),
+      });
+      return await deliverLogoutToken(uri, token, this.options);
+    } catch (error) {
+      return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
   }
 
   /** Records a failure: due again after the backoff, or given up on (and audited, when the site failed). */

@@ -245,6 +245,19 @@ describe(`logout token delivery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, 
     expect(site.received).toHaveLength(2);
   });
 
+  it('gives up on a logout still failing 12 hours after its session ended, whatever its attempts', async () => {
+    const client = await makeSite(t, site.url());
+    await signOutOf(client);
+    site.answers = [{ status: 500 }, { status: 500 }];
+    const outcomes: LogoutOutcome[] = [];
+    const sender = worker({}, recordingLog(), outcomes);
+    await sender.drain();
+    t.clock.advance(12 * 3600_000);
+    await sender.drain();
+    expect(outcomes).toEqual(['retry', 'given_up']);
+    expect(await row(client.clientId)).toMatchObject({ attempts: 2, failed_at: t.clock.now() });
+  });
+
   it('sends nothing to a client whose URI was removed after the logout was queued', async () => {
     const client = await makeSite(t, site.url());
     await signOutOf(client);
