@@ -24,6 +24,7 @@ import * as m0022 from './0022_signing_algorithms.js';
 import * as m0023 from './0023_pushed_authorization_requests.js';
 import * as m0024 from './0024_dpop.js';
 import * as m0025 from './0025_logout.js';
+import * as m0026 from './0026_backchannel_logout.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0023_pushed_authorization_requests': m0023,
   '0024_dpop': m0024,
   '0025_logout': m0025,
+  '0026_backchannel_logout': m0026,
 };

@@ -8,7 +8,9 @@ import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js'
 import { migrateToLatest } from './db/migrate.js';
 import { hasNoClient, logFirstRunHint } from './first-run.js';
 import { createLogger } from './http/logger.js';
+import { backchannelLogouts } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
+import { BackchannelLogoutWorker } from './modules/backchannel/logout.worker.js';
 import { schedulePurge } from './modules/housekeeping/purge.service.js';
 import { MailWorker } from './modules/mail/mail.worker.js';
 import { createMailTransport, startupMailWarning } from './modules/mail/transport.js';
@@ -140,6 +142,16 @@ async function main(): Promise<void> {
   );
   await mailWorker.start(database.listen);
   cleanups.push(() => mailWorker.stop());
+  // Likewise the back-channel logout tokens (CONTRACT.md §9), on every instance.
+  const logoutWorker = new BackchannelLogoutWorker(
+    database.db,
+    { config, clock: systemClock },
+    logger,
+    {},
+    (outcome) => backchannelLogouts.inc({ outcome }),
+  );
+  await logoutWorker.start(database.listen);
+  cleanups.push(() => logoutWorker.stop());
 
   let control: ControlServer | undefined;
   if (lock) {

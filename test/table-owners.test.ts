@@ -50,6 +50,7 @@ const OWNERSHIP: Ownership = {
     webauthn_challenges: 'src/modules/passkeys/passkeys.repository.ts',
     pushed_authorization_requests: `${OAUTH}/pushed-requests.repository.ts`,
     dpop_proofs: 'src/modules/dpop/dpop-proofs.repository.ts',
+    backchannel_logouts: 'src/modules/backchannel/logout-outbox.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
@@ -84,6 +85,11 @@ const OWNERSHIP: Ownership = {
       file: `${OAUTH}/refresh-rotation.repository.ts`,
       tables: ['grants', 'users', 'mobile_devices'],
       why: 'rotation checks grant, user and phone in the statement that uses the refresh token up',
+    },
+    {
+      file: 'src/modules/backchannel/logout-outbox.repository.ts',
+      tables: ['grants', 'clients'],
+      why: "the logouts of ended sessions are queued from their grants in one statement, and a claim reads each client's current URI",
     },
   ],
   writes: [

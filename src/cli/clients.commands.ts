@@ -25,7 +25,8 @@ export const clientCommands: Command[] = [
     }),
     usage:
       'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--post-logout-redirect-uri URL …]' +
-      ' [--wallet] [--official-mobile] [--public] [--require-par] [--require-dpop] [--id-token-alg RS256|ES256|EdDSA]',
+      ' [--wallet] [--official-mobile] [--public] [--require-par] [--require-dpop] [--id-token-alg RS256|ES256|EdDSA]' +
+      ' [--backchannel-logout-uri URL]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
@@ -38,6 +39,7 @@ export const clientCommands: Command[] = [
       'id-token-alg': { type: 'string' },
       public: { type: 'boolean' },
       'require-dpop': { type: 'boolean' },
+      'backchannel-logout-uri': { type: 'string' },
     },
     check: (args) => void algorithmOption(args, 'id-token-alg'),
     run: (ctx, args) =>
@@ -52,6 +54,7 @@ export const clientCommands: Command[] = [
         officialMobile: args.values['official-mobile'] === true,
         requirePar: args.values['require-par'] === true,
         idTokenAlg: algorithmOption(args, 'id-token-alg'),
+        backchannelLogoutUri: str(args, 'backchannel-logout-uri'),
       }),
     text: (result) =>
       'client_secret' in result
@@ -75,7 +78,8 @@ export const clientCommands: Command[] = [
     usage:
       'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false]' +
       ' [--add-redirect-uri URL …] [--remove-redirect-uri URL …] [--add-post-logout-redirect-uri URL …] [--remove-post-logout-redirect-uri URL …]' +
-      ' [--require-par true|false] [--require-dpop true|false] [--id-token-alg RS256|ES256|EdDSA]',
+      ' [--require-par true|false] [--require-dpop true|false] [--id-token-alg RS256|ES256|EdDSA]' +
+      ' [--backchannel-logout-uri URL ("" removes it)]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
@@ -89,6 +93,7 @@ export const clientCommands: Command[] = [
       'id-token-alg': { type: 'string' },
       'add-post-logout-redirect-uri': { type: 'string', multiple: true },
       'remove-post-logout-redirect-uri': { type: 'string', multiple: true },
+      'backchannel-logout-uri': { type: 'string' },
     },
     check: (args) => void algorithmOption(args, 'id-token-alg'),
     positionals: 1,
@@ -107,6 +112,7 @@ export const clientCommands: Command[] = [
           (args.values['add-post-logout-redirect-uri'] as string[] | undefined) ?? [],
         removePostLogoutRedirectUris:
           (args.values['remove-post-logout-redirect-uri'] as string[] | undefined) ?? [],
+        backchannelLogoutUri: str(args, 'backchannel-logout-uri'),
       }),
   },
   {

@@ -2,6 +2,7 @@ import type { ColumnType, Generated } from 'kysely';
 import type { SigningAlgorithm } from '../lib/signing-algorithms.js';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { DpopProofsTable } from './schema-dpop.js';
+import type { BackchannelLogoutsTable } from './schema-logout.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
 import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schema-par.js';
@@ -52,6 +53,8 @@ export interface ClientsTable extends ClientParColumns {
   disabled_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
+  /** migrations/0026: where logout tokens are POSTed (OIDC Back-Channel Logout 1.0 §2.2), or null. */
+  backchannel_logout_uri: Generated<string | null>;
 }
 
 export type PlatformStatusValue = 'operational' | 'degraded' | 'maintenance';
@@ -85,6 +88,8 @@ export interface BrowserSessionsTable {
   expires_at: Timestamp;
   user_agent: string | null;
   ip: string | null;
+  /** migrations/0026: the public session id, the `sid` claim (Back-Channel Logout 1.0 §2.4); not a credential. */
+  sid: Generated<string>;
 }
 
 export interface AuthorizationRequestsTable {
@@ -128,6 +133,8 @@ export interface AuthorizationCodesTable {
   created_at: Timestamp;
   expires_at: Timestamp;
   consumed_at: Timestamp | null;
+  /** migrations/0026: the browser session that approved the code; null for none. */
+  sid: Generated<string | null>;
 }
 
 export interface GrantsTable {
@@ -139,6 +146,8 @@ export interface GrantsTable {
   auth_time: Timestamp;
   created_at: Timestamp;
   revoked_at: Timestamp | null;
+  /** migrations/0026: the browser session whose code made the grant; null for the mobile app's. */
+  sid: Generated<string | null>;
 }
 
 export interface AccessTokensTable {
@@ -293,4 +302,5 @@ export interface Database {
   webauthn_challenges: WebauthnChallengesTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
   dpop_proofs: DpopProofsTable;
+  backchannel_logouts: BackchannelLogoutsTable;
 }

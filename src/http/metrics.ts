@@ -39,6 +39,14 @@ export const walletCharges = new Counter({
   registers: [metricsRegistry],
 });
 
+/** Back-channel logout deliveries, by outcome (delivered, retry, given_up, dropped): counted by the worker's report. */
+export const backchannelLogouts = new Counter({
+  name: 'idp_backchannel_logouts_total',
+  help: 'Back-channel logout token deliveries, by outcome.',
+  labelNames: ['outcome'] as const,
+  registers: [metricsRegistry],
+});
+
 interface RouteMetrics {
   duration: Histogram.Internal<'method' | 'route'>;
   byStatus: Map<number, Counter.Internal>;

@@ -91,3 +91,22 @@ export function redirectUriMatches(registered: readonly string[], requested: str
     return known !== null && known[1] === wanted[1] && (known[3] ?? '') === (wanted[3] ?? '');
   });
 }
+
+/**
+ * Why a URI cannot be a client's back-channel logout URI, or null when it can (CONTRACT.md §9):
+ * absolute https, or http on a loopback host; no fragment (Back-Channel Logout 1.0 §2.2) and no
+ * credentials. Where it may connect to is checked again at each delivery, on the resolved address.
+ */
+export function backchannelLogoutUriProblem(uri: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return `back-channel logout URI "${uri}" is not an absolute URI`;
+  }
+  if (uri.includes('#')) return `back-channel logout URI "${uri}" must not contain a fragment`;
+  if (url.username || url.password) return `back-channel logout URI "${uri}" must not contain credentials`;
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return null;
+  return `back-channel logout URI "${uri}" must use https (plain http is allowed on 127.0.0.1, [::1] and localhost only)`;
+}

@@ -94,6 +94,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         userId: session.userId,
         authTime: session.authTime,
         amr: session.amr,
+        sid: session.sid,
         scopes: authz.scopes,
       });
       return reply.redirect(location);
@@ -227,6 +228,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         userId: session.userId,
         authTime: session.authTime,
         amr: session.amr,
+        sid: session.sid,
         scopes: authz.scopes.filter((scope) => !withheld.includes(scope)),
         remember: { withheld },
       });

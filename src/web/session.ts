@@ -5,16 +5,14 @@ import type { Config } from '../config.js';
 import type { Deps } from '../context.js';
 import { type AuthenticationMethod, PASSWORD_ONLY } from '../lib/amr.js';
 import { hashSecret } from '../lib/secrets.js';
-import {
-  deleteExpiredSessionsOfUser,
-  deleteSession,
-  findActiveSession,
-  insertSession,
-} from '../modules/accounts/sessions.repository.js';
+import { endBrowserSessions } from '../modules/accounts/session-end.service.js';
+import { findActiveSession, insertSession } from '../modules/accounts/sessions.repository.js';
 
 /** A signed-in browser. */
 export interface BrowserSession {
   idHash: string;
+  /** The public session id: the `sid` of id_tokens and logout tokens (Back-Channel Logout 1.0 §2.4). */
+  sid: string;
   userId: number;
   /** When the user last entered their password (OIDC `auth_time`). */
   authTime: Date;
@@ -79,14 +77,17 @@ async function lookUp(request: FastifyRequest, deps: Deps): Promise<BrowserSessi
   const id = presentedSessionId(request);
   if (!id) return null;
   const row = await findActiveSession(deps.db, hashSecret(id), deps.ctx.clock.now());
-  return row ? { idHash: row.idHash, userId: row.userId, authTime: row.authTime, amr: row.amr } : null;
+  return row
+    ? { idHash: row.idHash, sid: row.sid, userId: row.userId, authTime: row.authTime, amr: row.amr }
+    : null;
 }
 
 /**
  * Starts a session for a user who just signed in. The session id is always new (256 bits), and the
- * session this browser held before, if any, is deleted: rotating the id at sign-in defeats session
- * fixation (OWASP Session Management). Only the id's SHA-256 hash is stored. `amr` says how the
- * user signed in (a password alone unless said otherwise).
+ * session this browser held before, if any, ends: rotating the id at sign-in defeats session
+ * fixation (OWASP Session Management), and the sites of the ended one get logout tokens, queued in
+ * the transaction that starts the new one (CONTRACT.md §9). Only the id's SHA-256 hash is stored;
+ * the `sid`, made by the database, is a separate random value, public. `amr` says how the user signed in.
  */
 export async function startSession(
   request: FastifyRequest,
@@ -95,34 +96,39 @@ export async function startSession(
   userId: number,
   amr: readonly AuthenticationMethod[] = PASSWORD_ONLY,
 ): Promise<BrowserSession> {
-  const { db } = deps;
-  const { clock, config } = deps.ctx;
+  const { ctx } = deps;
+  const { clock, config } = ctx;
   const previous = presentedSessionId(request);
-  if (previous) await deleteSession(db, hashSecret(previous));
-
   const id = randomBytes(32).toString('base64url');
   const now = clock.now();
-  const session: BrowserSession = { idHash: hashSecret(id), userId, authTime: now, amr };
-  await deleteExpiredSessionsOfUser(db, userId, now);
-  await insertSession(db, {
-    idHash: session.idHash,
-    userId,
-    authTime: now,
-    amr: [...amr],
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + config.SESSION_TTL_SECONDS * 1000),
-    userAgent: request.headers['user-agent']?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
-    ip: request.ip ?? null,
+  const idHash = hashSecret(id);
+  const sid = await deps.db.transaction().execute(async (trx) => {
+    if (previous) await endBrowserSessions(trx, ctx, { idHash: hashSecret(previous) }, 'replaced');
+    await endBrowserSessions(trx, ctx, { userId, expiredAt: now }, 'expired');
+    return insertSession(trx, {
+      idHash,
+      userId,
+      authTime: now,
+      amr: [...amr],
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + config.SESSION_TTL_SECONDS * 1000),
+      userAgent: request.headers['user-agent']?.slice(0, USER_AGENT_MAX_LENGTH) ?? null,
+      ip: request.ip ?? null,
+    });
   });
+  const session: BrowserSession = { idHash, sid, userId, authTime: now, amr };
   reply.setCookie(cookieName(SESSION_COOKIE, request), id, cookieOptions(config));
   loaded.set(request, Promise.resolve(session));
   return session;
 }
 
-/** Signs the browser out: the session is deleted server-side and its cookie cleared. */
+/**
+ * Signs the browser out: the session is deleted server-side, each site with a grant in it gets a
+ * logout token (queued in the same transaction, CONTRACT.md §9), and its cookie is cleared.
+ */
 export async function endSession(request: FastifyRequest, reply: FastifyReply, deps: Deps): Promise<void> {
   const id = presentedSessionId(request);
-  if (id) await deleteSession(deps.db, hashSecret(id));
+  if (id) await endBrowserSessions(deps.db, deps.ctx, { idHash: hashSecret(id) }, 'sign_out');
   const { maxAge: _maxAge, ...attributes } = cookieOptions(deps.ctx.config);
   reply.clearCookie(cookieName(SESSION_COOKIE, request), attributes);
   loaded.set(request, Promise.resolve(null));

@@ -271,6 +271,7 @@ describe('idp clients update / rotate-secret', () => {
       id_token_signed_response_alg: 'RS256',
       token_endpoint_auth_method: 'client_secret_basic',
       dpop_bound_access_tokens: false,
+      backchannel_logout_uri: null,
       disabled: true,
       created_at: created.created_at,
     });

@@ -1,7 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Context } from '../../src/context.js';
+import { hashSecret } from '../../src/lib/secrets.js';
 import { findUserById } from '../../src/modules/accounts/accounts.repository.js';
+import { findActiveSession } from '../../src/modules/accounts/sessions.repository.js';
 import { latestAuditEvents } from '../../src/modules/audit/audit.repository.js';
 import { signIdToken } from '../../src/modules/oidc/id-token.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -47,7 +49,7 @@ export async function signedIn(who: TestUser): Promise<Browser> {
 /** An id_token for `who`, as the token endpoint signs it: by default for `site`, signed in now. */
 export async function hintFor(
   who: TestUser,
-  options: { clientId?: string; authTime?: Date; context?: Context } = {},
+  options: { clientId?: string; authTime?: Date; sid?: string; context?: Context } = {},
 ): Promise<string> {
   const user = await findUserById(t.database.db, who.id);
   if (!user) throw new Error(`no user ${who.username}`);
@@ -58,6 +60,7 @@ export async function hintFor(
     nonce: null,
     authTime: options.authTime ?? t.clock.now(),
     amr: ['pwd'],
+    sid: options.sid ?? null,
   });
 }
 
@@ -65,6 +68,13 @@ export async function hintFor(
 export function logoutUrl(params: Record<string, string> = {}): string {
   const query = new URLSearchParams(params).toString();
   return query ? `${LOGOUT}?${query}` : LOGOUT;
+}
+
+/** The public `sid` of the session a browser's cookie holds. */
+export async function sidOf(sessionCookie: string | undefined): Promise<string> {
+  const session = await findActiveSession(t.database.db, hashSecret(sessionCookie ?? ''), t.clock.now());
+  if (!session) throw new Error('the browser holds no session');
+  return session.sid;
 }
 
 /** Whether the browser's session cookie still signs in (the account page opens). */

@@ -15,6 +15,7 @@ import {
   logoutUrl,
   RETURN_URI,
   setUpLogoutApp,
+  sidOf,
   signedIn,
   site,
   stillSignedIn,
@@ -84,6 +85,21 @@ describe('the confirmation', () => {
     expect(res.body).toContain(`@${alice.username}`);
     expectConfirmation(await browser.get(logoutUrl({ id_token_hint: await hintFor(bob) })));
     expect(await stillSignedIn(cookie)).toBe(true);
+  });
+
+  it('is asked for a hint of another session of the same user signed in at the same second (its sid)', async () => {
+    const first = await signedIn(alice);
+    const second = await signedIn(alice);
+    const firstCookie = first.cookies.get('idp_session');
+    const secondCookie = second.cookies.get('idp_session');
+    const hint = await hintFor(alice, { sid: await sidOf(firstCookie) });
+    expectConfirmation(await second.get(logoutUrl({ id_token_hint: hint })));
+    expect(await stillSignedIn(secondCookie)).toBe(true);
+    // In the session it names, the same hint ends the session at once.
+    const res = await first.get(logoutUrl({ id_token_hint: hint, post_logout_redirect_uri: RETURN_URI }));
+    expect(res.statusCode, res.body).toBe(302);
+    expect(await stillSignedIn(firstCookie)).toBe(false);
+    expect(await stillSignedIn(secondCookie)).toBe(true);
   });
 
   it('is asked without a hint; Sign out ends the session and redirects with state (303)', async () => {

@@ -184,6 +184,7 @@ describe('loadSession', () => {
       memoized: true,
       session: {
         idHash: hashSecret(session),
+        sid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         userId: aliceId,
         authTime: t.clock.now().toISOString(),
         amr: ['pwd'],

@@ -11,7 +11,7 @@ import { clearSignInAttempts, findUserById, lockUserByUsername, updateUser } fro
 import { authenticate, type TrustedSource } from './accounts.service.js';
 import { deleteEmailVerificationsOfUser } from './email-verification.repository.js';
 import { deletePasswordResetsOfUser } from './password-resets.repository.js';
-import { deleteBrowserSessionsOfUser } from './sessions.repository.js';
+import { endBrowserSessions } from './session-end.service.js';
 
 /**
  * What a deleted account keeps as its password hash: not an argon2 encoding, so no password ever
@@ -51,7 +51,7 @@ export async function deleteAccount(
     const locked = await lockUserByUsername(trx, user.username);
     if (!locked || locked.id !== user.id || locked.deletedAt) return { ok: false, reason: 'wrong_password' };
     const at = ctx.clock.now();
-    const sessionsEnded = await deleteBrowserSessionsOfUser(trx, user.id);
+    const { sessionsEnded } = await endBrowserSessions(trx, ctx, { userId: user.id }, 'account_deleted');
     const { grantsRevoked } = await endAccess(trx, { userId: user.id }, at);
     const consentsDeleted = await deleteConsentsOfUser(trx, user.id);
     const premiumPeriodsDeleted = await deletePeriodsOfUser(trx, user.id);

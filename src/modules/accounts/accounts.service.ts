@@ -31,7 +31,7 @@ import {
   USERNAME_PATTERN,
   usernameSchema,
 } from './accounts.schemas.js';
-import { deleteBrowserSessionsOfUser } from './sessions.repository.js';
+import { endBrowserSessions } from './session-end.service.js';
 import type { SignInResult, TrustedSource } from './sign-in-result.js';
 import type { User } from './user.js';
 
@@ -185,7 +185,7 @@ function setDisabled(
     if ((user.disabledAt !== null) !== disabled)
       user = await updateUser(trx, user.id, { disabledAt: disabled ? now : null, updatedAt: now });
     if (disabled) {
-      await deleteBrowserSessionsOfUser(trx, user.id);
+      await endBrowserSessions(trx, ctx, { userId: user.id }, 'user_disabled');
       await endAccess(trx, { userId: user.id }, ctx.clock.now());
     }
     return presentUserStatus(user);

@@ -25,7 +25,7 @@ import {
   insertPasswordReset,
 } from './password-resets.repository.js';
 import { resetMail } from './reset-mail.js';
-import { deleteBrowserSessionsOfUser } from './sessions.repository.js';
+import { endBrowserSessions } from './session-end.service.js';
 import type { User } from './user.js';
 
 /** How long a reset link works (CONTRACT.md §7: 30 minutes). */
@@ -210,7 +210,7 @@ export async function resetPassword(
     if (!user || user.deletedAt || user.disabledAt) return { ok: false, reason: 'link_invalid' };
     await updateUser(trx, user.id, { passwordHash, updatedAt: at });
     const addressVerified = await markEmailVerified(trx, { userId: user.id, email: link.email, at });
-    const sessionsEnded = await deleteBrowserSessionsOfUser(trx, user.id);
+    const { sessionsEnded } = await endBrowserSessions(trx, ctx, { userId: user.id }, 'password_reset');
     const devicesSignedOut = await signOutDevicesOfUser(trx, user.id, at);
     let appsRevoked = 0;
     if (input.revokeApps) {

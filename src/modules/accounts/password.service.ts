@@ -5,7 +5,7 @@ import { hashPassword, type PasswordProblem, passwordProblem } from '../../lib/p
 import { recordAudit } from '../audit/audit.repository.js';
 import { updateUser } from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
-import { deleteOtherBrowserSessionsOfUser } from './sessions.repository.js';
+import { endBrowserSessions } from './session-end.service.js';
 
 /** The fields of the password form (`/account/password`, CONTRACT.md §7). */
 export type PasswordChangeField = 'currentPassword' | 'newPassword' | 'passwordConfirm';
@@ -76,10 +76,11 @@ export async function changeOwnPassword(
   return db.transaction().execute(async (trx) => {
     const at = ctx.clock.now();
     await updateUser(trx, input.userId, { passwordHash, updatedAt: at });
-    const otherSessionsEnded = await deleteOtherBrowserSessionsOfUser(
+    const { sessionsEnded: otherSessionsEnded } = await endBrowserSessions(
       trx,
-      input.userId,
-      input.keepSessionIdHash,
+      ctx,
+      { userId: input.userId, exceptIdHash: input.keepSessionIdHash },
+      'password_changed',
     );
     await recordAudit(trx, {
       at,

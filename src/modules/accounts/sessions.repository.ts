@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
 /**
@@ -7,6 +7,8 @@ import type { Database } from '../../db/schema.js';
  */
 export interface ActiveSession {
   idHash: string;
+  /** The public session id (Back-Channel Logout 1.0 §2.4 `sid`). */
+  sid: string;
   userId: number;
   authTime: Date;
   amr: string[];
@@ -24,8 +26,9 @@ export interface NewSession {
   ip: string | null;
 }
 
-export async function insertSession(db: Kysely<Database>, session: NewSession): Promise<void> {
-  await db
+/** Stores a new session; answers its `sid`, which the database makes (migrations/0026). */
+export async function insertSession(db: Kysely<Database>, session: NewSession): Promise<string> {
+  const row = await db
     .insertInto('browser_sessions')
     .values({
       id_hash: session.idHash,
@@ -37,7 +40,9 @@ export async function insertSession(db: Kysely<Database>, session: NewSession): 
       user_agent: session.userAgent,
       ip: session.ip,
     })
-    .execute();
+    .returning('sid')
+    .executeTakeFirstOrThrow();
+  return row.sid;
 }
 
 /**
@@ -54,6 +59,7 @@ export async function findActiveSession(
     .innerJoin('users', 'users.id', 'browser_sessions.user_id')
     .select([
       'browser_sessions.id_hash',
+      'browser_sessions.sid',
       'browser_sessions.user_id',
       'browser_sessions.auth_time',
       'browser_sessions.amr',
@@ -66,6 +72,7 @@ export async function findActiveSession(
   if (!row) return undefined;
   return {
     idHash: row.id_hash,
+    sid: row.sid,
     userId: row.user_id,
     authTime: row.auth_time,
     amr: row.amr,
@@ -73,44 +80,45 @@ export async function findActiveSession(
   };
 }
 
-export async function deleteSession(db: Kysely<Database>, idHash: string): Promise<void> {
-  await db.deleteFrom('browser_sessions').where('id_hash', '=', idHash).execute();
-}
-
-/** Housekeeping at sign-in: the user's sessions that expired are of no use to anyone. */
-export async function deleteExpiredSessionsOfUser(
-  db: Kysely<Database>,
-  userId: number,
-  now: Date,
-): Promise<void> {
-  await db
-    .deleteFrom('browser_sessions')
-    .where('user_id', '=', userId)
-    .where('expires_at', '<=', now)
-    .execute();
-}
-
-/** Ends every browser session of a user at once (a disabled account); returns how many there were. */
-export async function deleteBrowserSessionsOfUser(db: Kysely<Database>, userId: number): Promise<number> {
-  const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
 /**
- * Ends every browser session of a user but one (a password change: the browser that made it stays
- * signed in, CONTRACT.md §7 "other sessions end"); returns how many ended.
+ * Which browser sessions end: one (by its id's hash), every one of a user (`exceptIdHash`: but the
+ * one that asked), those of a user that expired, or up to `limit` expired ones of anyone (the
+ * housekeeping purge, which skips rows a request holds).
  */
-export async function deleteOtherBrowserSessionsOfUser(
+export type SessionSelector =
+  | { idHash: string }
+  | { userId: number; exceptIdHash?: string }
+  | { userId: number; expiredAt: Date }
+  | { expiredAt: Date; limit: number };
+
+/** A session just deleted: what a logout token names (Back-Channel Logout 1.0 §2.4). */
+export interface EndedSession {
+  sid: string;
+  userId: number;
+}
+
+/** Deletes the selected browser sessions and answers each one's `sid` and user. */
+export async function deleteBrowserSessions(
   db: Kysely<Database>,
-  userId: number,
-  keepIdHash: string,
-): Promise<number> {
-  const result = await db
-    .deleteFrom('browser_sessions')
-    .where('user_id', '=', userId)
-    .where('id_hash', '!=', keepIdHash)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  where: SessionSelector,
+): Promise<EndedSession[]> {
+  if ('limit' in where) {
+    const result = await sql<{ sid: string; user_id: number }>`
+      delete from browser_sessions where id_hash in (
+        select id_hash from browser_sessions where expires_at < ${where.expiredAt}
+        limit ${where.limit} for update skip locked)
+      returning sid, user_id`.execute(db);
+    return result.rows.map((row) => ({ sid: row.sid, userId: Number(row.user_id) }));
+  }
+  let query = db.deleteFrom('browser_sessions');
+  if ('idHash' in where) query = query.where('id_hash', '=', where.idHash);
+  else {
+    query = query.where('user_id', '=', where.userId);
+    if ('expiredAt' in where) query = query.where('expires_at', '<=', where.expiredAt);
+    else if (where.exceptIdHash !== undefined) query = query.where('id_hash', '!=', where.exceptIdHash);
+  }
+  const rows = await query.returning(['sid', 'user_id']).execute();
+  return rows.map((row) => ({ sid: row.sid, userId: Number(row.user_id) }));
 }
 
 /** A browser session as the data export shows it: never its id or the id's hash. */

@@ -52,7 +52,8 @@ export type AuditAction =
   | 'passkey_added'
   | 'passkey_renamed'
   | 'passkey_removed'
-  | 'signed_out';
+  | 'signed_out'
+  | 'backchannel_logout_failed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

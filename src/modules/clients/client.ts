@@ -25,6 +25,8 @@ export interface Client {
   isPublic: boolean;
   /** `dpop_bound_access_tokens` (RFC 9449 §5.2): every token request must carry a DPoP proof. */
   requireDpop: boolean;
+  /** Where logout tokens are POSTed (OIDC Back-Channel Logout 1.0 §2.2), or null. */
+  backchannelLogoutUri: string | null;
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -45,6 +47,7 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     idTokenAlg: row.id_token_signed_response_alg,
     isPublic: row.is_public,
     requireDpop: row.require_dpop,
+    backchannelLogoutUri: row.backchannel_logout_uri,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

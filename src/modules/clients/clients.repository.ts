@@ -20,6 +20,7 @@ export type NewClient = Pick<
   | 'wallet'
   | 'officialMobile'
   | 'idTokenAlg'
+  | 'backchannelLogoutUri'
 > &
   Partial<Pick<Client, 'isPublic' | 'requireDpop' | 'requirePar'>> & {
     /** Null for a public client. */
@@ -40,6 +41,7 @@ export type ClientChanges = Partial<
     | 'idTokenAlg'
     | 'requirePar'
     | 'requireDpop'
+    | 'backchannelLogoutUri'
   >
 > & {
   secretHash?: string;
@@ -62,6 +64,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       id_token_signed_response_alg: client.idTokenAlg,
       is_public: client.isPublic ?? false,
       require_dpop: client.requireDpop ?? false,
+      backchannel_logout_uri: client.backchannelLogoutUri,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -154,6 +157,7 @@ export async function updateClientColumns(
   if (changes.requireDpop !== undefined) set.require_dpop = changes.requireDpop;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
   if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;
+  if (changes.backchannelLogoutUri !== undefined) set.backchannel_logout_uri = changes.backchannelLogoutUri;
   const row = await db
     .updateTable('clients')
     .set(set)

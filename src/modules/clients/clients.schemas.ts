@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { isLoopbackHost, postLogoutRedirectUriProblem, redirectUriProblem } from '../../lib/redirect-uri.js';
+import {
+  backchannelLogoutUriProblem,
+  isLoopbackHost,
+  postLogoutRedirectUriProblem,
+  redirectUriProblem,
+} from '../../lib/redirect-uri.js';
 import {
   DEFAULT_SIGNING_ALGORITHM,
   SIGNING_ALGORITHMS,
@@ -58,8 +63,14 @@ export const createClientSchema = z
     /** No secret: `token_endpoint_auth_method: none` (RFC 7591 §2). */
     isPublic: z.boolean().default(false),
     requireDpop: z.boolean().default(false),
+    backchannelLogoutUri: z.string().trim().optional(),
   })
   .superRefine((client, ctx) => {
+    const problem =
+      client.backchannelLogoutUri === undefined
+        ? null
+        : backchannelLogoutUriProblem(client.backchannelLogoutUri);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['backchannelLogoutUri'] });
     for (const uri of client.redirectUris) {
       const problem = redirectUriProblem(uri, client.siteUrl);
       if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['redirectUris'] });
@@ -88,6 +99,8 @@ export interface ClientView {
   token_endpoint_auth_method: 'none' | 'client_secret_basic';
   /** RFC 9449 §5.2. */
   dpop_bound_access_tokens: boolean;
+  /** OIDC Back-Channel Logout 1.0 §2.2; null when the client has none. */
+  backchannel_logout_uri: string | null;
   disabled: boolean;
   created_at: string;
 }
@@ -110,8 +123,13 @@ export const updateClientSchema = z
     removeRedirectUris: z.array(z.string().trim()).default([]),
     addPostLogoutRedirectUris: z.array(z.string().trim()).default([]),
     removePostLogoutRedirectUris: z.array(z.string().trim()).default([]),
+    /** A new back-channel logout URI; `''` removes it. */
+    backchannelLogoutUri: z.string().trim().optional(),
   })
   .superRefine((input, ctx) => {
+    const uri = input.backchannelLogoutUri;
+    const problem = uri === undefined || uri === '' ? null : backchannelLogoutUriProblem(uri);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['backchannelLogoutUri'] });
     for (const uri of input.addRedirectUris) {
       if (input.removeRedirectUris.includes(uri))
         ctx.addIssue({ code: 'custom', message: `redirect URI "${uri}" is both added and removed` });

@@ -37,6 +37,7 @@ export function presentClient(client: Client): ClientView {
     id_token_signed_response_alg: client.idTokenAlg,
     token_endpoint_auth_method: client.isPublic ? 'none' : 'client_secret_basic',
     dpop_bound_access_tokens: client.requireDpop,
+    backchannel_logout_uri: client.backchannelLogoutUri,
     disabled: client.disabledAt !== null,
     created_at: client.createdAt.toISOString(),
   };
@@ -77,6 +78,7 @@ export async function createClient(
     officialMobile: data.officialMobile,
     requirePar: data.requirePar,
     idTokenAlg: data.idTokenAlg,
+    backchannelLogoutUri: data.backchannelLogoutUri ?? null,
     at: now,
   });
   const view = presentClient(row);
@@ -138,6 +140,8 @@ export async function updateClient(
     if (data.idTokenAlg !== undefined && data.idTokenAlg !== row.idTokenAlg)
       changes.idTokenAlg = data.idTokenAlg;
     if (data.requireDpop !== undefined) changes.requireDpop = data.requireDpop;
+    if (data.backchannelLogoutUri !== undefined)
+      changes.backchannelLogoutUri = data.backchannelLogoutUri === '' ? null : data.backchannelLogoutUri;
     // Disabling again keeps the first disabled_at.
     if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 

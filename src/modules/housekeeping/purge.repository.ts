@@ -10,11 +10,13 @@ export const EXPIRING = [
   // expires, for the reuse detection.
   { table: 'access_tokens', column: 'expires_at' },
   { table: 'refresh_tokens', column: 'expires_at' },
-  { table: 'browser_sessions', column: 'expires_at' },
   { table: 'mobile_challenges', column: 'expires_at' },
   { table: 'wallet_idempotency_keys', column: 'expires_at' },
   // Set only once a message is sent or given up on: one still waiting is never purged.
   { table: 'mail_outbox', column: 'purge_after' },
+  // Likewise a logout token delivered or given up on (CONTRACT.md §9); browser sessions are not
+  // here: their purge queues logout tokens (purge.service.ts).
+  { table: 'backchannel_logouts', column: 'purge_after' },
   // Used or not, an expired verification link verifies nothing (CONTRACT.md §7).
   { table: 'email_verifications', column: 'expires_at' },
   // An expired reset link resets nothing; older links of a user expire before its newest one.

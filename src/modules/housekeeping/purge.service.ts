@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { endBrowserSessions } from '../accounts/session-end.service.js';
 import { deleteExpiredBatch, EXPIRING, SIGN_IN_ATTEMPTS } from './purge.repository.js';
 
 export interface PurgeOptions {
@@ -32,6 +33,21 @@ export async function purgeExpired(
       before: new Date(now.getTime() - ctx.config.SIGN_IN_WINDOW_SECONDS * 1000),
     },
   ];
+  // An expired session ends like any other: its sites get logout tokens, queued in the transaction
+  // of each batch's deletion (CONTRACT.md §9).
+  let sessions = 0;
+  for (;;) {
+    const { sessionsEnded } = await endBrowserSessions(
+      db,
+      ctx,
+      { expiredAt: now, limit: options.batchSize },
+      'expired',
+    );
+    sessions += sessionsEnded;
+    if (sessionsEnded < options.batchSize) break;
+    if (options.pauseMs > 0) await sleep(options.pauseMs);
+  }
+  report.browser_sessions = sessions;
   for (const { target, before } of targets) {
     let total = 0;
     for (;;) {

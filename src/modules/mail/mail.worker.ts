@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Listen } from '../../db/database.js';
 import type { Database } from '../../db/schema.js';
+import { backoffMs, WakeLoop } from '../../lib/wake-loop.js';
 import {
   claimDueMail,
   MAIL_CHANNEL,
@@ -45,13 +46,7 @@ export const DEFAULT_MAIL_WORKER_OPTIONS: MailWorkerOptions = {
   keepFailedMs: 30 * 24 * 3600_000,
 };
 
-/** The delay after the `attempts`-th failed send. */
-export function backoffMs(
-  attempts: number,
-  options: Pick<MailWorkerOptions, 'baseBackoffMs' | 'maxBackoffMs'>,
-) {
-  return Math.min(options.baseBackoffMs * 2 ** Math.max(0, attempts - 1), options.maxBackoffMs);
-}
+export { backoffMs };
 
 /**
  * Sends the outbox (CONTRACT.md §7), one per instance. It claims due messages for a lease, sends
@@ -64,10 +59,7 @@ export function backoffMs(
  */
 export class MailWorker {
   private readonly options: MailWorkerOptions;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
+  private readonly loop: WakeLoop;
   private unlisten: (() => Promise<void>) | undefined;
 
   constructor(
@@ -78,51 +70,35 @@ export class MailWorker {
     options: Partial<MailWorkerOptions> = {},
   ) {
     this.options = { ...DEFAULT_MAIL_WORKER_OPTIONS, ...options };
-  }
-
-  /** Starts polling, and listens for enqueued messages when `listen` is given. */
-  async start(listen?: Listen): Promise<void> {
-    this.stopped = false;
-    if (listen) {
-      this.unlisten = await listen(MAIL_CHANNEL, { onMessage: () => this.wake(), onState: () => undefined });
-    }
-    this.wake();
-  }
-
-  /** Looks at the outbox now (after the run in progress, when there is one). */
-  wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.running = this.drain()
-      .then(() => undefined)
-      .catch((error: unknown) =>
+    this.loop = new WakeLoop(
+      () => this.drain(),
+      (error: unknown) =>
         this.log.warn(
           { err: describeMailError(error, this.ctx.config) },
           'mail: the outbox could not be read',
         ),
-      )
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        } else if (!this.stopped) {
-          this.timer = setTimeout(() => this.wake(), this.options.pollIntervalMs);
-          this.timer.unref();
-        }
-      });
+      this.options.pollIntervalMs,
+    );
+  }
+
+  /** Starts polling, and listens for enqueued messages when `listen` is given. */
+  async start(listen?: Listen): Promise<void> {
+    if (listen) {
+      this.unlisten = await listen(MAIL_CHANNEL, { onMessage: () => this.wake(), onState: () => undefined });
+    }
+    this.loop.start();
+  }
+
+  /** Looks at the outbox now (after the run in progress, when there is one). */
+  wake(): void {
+    this.loop.wake();
   }
 
   /** Stops listening and polling, waits for the send in progress, and closes the transport. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    const stopping = this.loop.stop();
     await this.unlisten?.();
-    await this.running;
+    await stopping;
     this.transport.close();
   }
 
@@ -139,7 +115,7 @@ export class MailWorker {
       });
       for (const mail of batch) if (await this.sendOne(mail)) sent++;
       // A stopping worker leaves what it has not claimed to the other instances or the next start.
-      if (batch.length < this.options.batchSize || this.stopped) return sent;
+      if (batch.length < this.options.batchSize || this.loop.stopped) return sent;
     }
   }
 

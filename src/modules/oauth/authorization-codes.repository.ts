@@ -23,6 +23,8 @@ export interface RedeemedCode {
   nonce: string | null;
   authTime: Date;
   amr: string[];
+  /** The browser session that approved the code, or null. */
+  sid: string | null;
   refreshIssued: boolean;
   user: User;
 }
@@ -39,6 +41,8 @@ export async function insertAuthorizationCode(
     nonce: string | null;
     authTime: Date;
     amr: string[];
+    /** The approving browser session's public id (OIDC Back-Channel Logout 1.0 §2.4), or null. */
+    sid: string | null;
     at: Date;
     expiresAt: Date;
   },
@@ -55,20 +59,22 @@ export async function insertAuthorizationCode(
       nonce: code.nonce,
       auth_time: code.authTime,
       amr: code.amr,
+      sid: code.sid,
       created_at: code.at,
       expires_at: code.expiresAt,
     })
     .execute();
 }
 
-/** Deletes the codes not yet redeemed of a user, a client, or both; answers how many. */
+/** Deletes the codes not yet redeemed of a user, a client, browser sessions (`sids`), or several; answers how many. */
 export async function deleteUnredeemedCodes(
   db: Kysely<Database>,
-  where: { userId?: number; clientPk?: number },
+  where: { userId?: number; clientPk?: number; sids?: readonly string[] },
 ): Promise<number> {
   let query = db.deleteFrom('authorization_codes').where('consumed_at', 'is', null);
   if (where.userId !== undefined) query = query.where('user_id', '=', where.userId);
   if (where.clientPk !== undefined) query = query.where('client_pk', '=', where.clientPk);
+  if (where.sids !== undefined) query = query.where('sid', 'in', [...where.sids]);
   const result = await query.executeTakeFirst();
   return Number(result.numDeletedRows);
 }
@@ -102,6 +108,7 @@ export async function redeemAuthorizationCode(
       r_nonce: string | null;
       r_auth_time: Date;
       r_amr: string[];
+      r_sid: string | null;
       r_refresh_issued: boolean;
     }
   >`
@@ -124,8 +131,8 @@ export async function redeemAuthorizationCode(
         )
       returning c.*
     ), g as (
-      insert into grants (user_id, client_pk, scopes, code_hash, auth_time, created_at)
-      select user_id, client_pk, scopes, code_hash, auth_time, ${input.now} from code
+      insert into grants (user_id, client_pk, scopes, code_hash, auth_time, created_at, sid)
+      select user_id, client_pk, scopes, code_hash, auth_time, ${input.now}, sid from code
       returning id
     ), a as (
       insert into access_tokens (token_hash, grant_id, user_id, client_pk, scopes, created_at, expires_at, jkt)
@@ -142,7 +149,7 @@ export async function redeemAuthorizationCode(
       returning grant_id
     )
     select ${USER_SELECT}, g.id as r_grant_id, code.scopes as r_scopes, code.nonce as r_nonce,
-      code.auth_time as r_auth_time, code.amr as r_amr, exists (select 1 from r) as r_refresh_issued
+      code.auth_time as r_auth_time, code.amr as r_amr, code.sid as r_sid, exists (select 1 from r) as r_refresh_issued
     from code, g, a, users u
     where u.id = code.user_id
   `.execute(db);
@@ -154,6 +161,7 @@ export async function redeemAuthorizationCode(
     nonce: row.r_nonce,
     authTime: row.r_auth_time,
     amr: row.r_amr,
+    sid: row.r_sid,
     refreshIssued: row.r_refresh_issued,
     user: toUser(row),
   };

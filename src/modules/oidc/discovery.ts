@@ -17,6 +17,8 @@ const PROTOCOL_CLAIMS = [
   'at_hash',
   'amr',
   'acr',
+  // Back-Channel Logout 1.0 §2.4: id_tokens of a browser sign-in name its session.
+  'sid',
 ];
 
 /** Client authentication at the token, revocation and introspection endpoints (CONTRACT.md §5). */
@@ -64,6 +66,9 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     // request objects fetched from the client's own URIs (OIDC Discovery §3), which are not supported.
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
+    // Back-Channel Logout 1.0 §2.1: logout tokens are sent, and carry `sid` (CONTRACT.md §9).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     service_documentation: at('/api/v1/'),
     pushed_authorization_request_endpoint: at('/api/v1/oauth/par'),
     // RFC 9126 §5: the server-wide policy; a client registered with --require-par must use PAR.

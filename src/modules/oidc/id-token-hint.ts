@@ -12,6 +12,8 @@ export interface IdTokenHint {
   aud: string[];
   /** When the user signed in for it (`auth_time`, seconds), or null when it has none. */
   authTime: number | null;
+  /** The browser session it was issued in (`sid`, Back-Channel Logout 1.0 §2.4), or null. */
+  sid: string | null;
 }
 
 /** Longer than any id_token we issue (the profile claims included), far shorter than a page's limit. */
@@ -58,5 +60,6 @@ export async function verifyIdTokenHint(
   const aud = typeof claims.aud === 'string' ? [claims.aud] : claims.aud;
   if (!isStringList(aud)) return null;
   const authTime = Number.isSafeInteger(claims.auth_time) ? (claims.auth_time as number) : null;
-  return { sub: claims.sub, aud, authTime };
+  const sid = typeof claims.sid === 'string' && claims.sid !== '' ? claims.sid : null;
+  return { sub: claims.sub, aud, authTime, sid };
 }

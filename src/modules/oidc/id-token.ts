@@ -27,6 +27,8 @@ export interface IdTokenInput {
   authTime: Date;
   /** How the user signed in (RFC 8176), and so the `acr` (CONTRACT.md §8). */
   amr: readonly string[];
+  /** The browser session the sign-in belongs to (Back-Channel Logout 1.0 §2.4 `sid`); null for none. */
+  sid?: string | null;
   /** The access token issued alongside, for `at_hash` (OIDC Core §3.1.3.6). */
   accessToken?: string;
   /** The client's `id_token_signed_response_alg` (OIDC Registration §2); RS256 when absent. */
@@ -77,6 +79,7 @@ export async function signIdToken(
   const acr = acrOf(input.amr);
   if (acr !== undefined) claims.acr = acr;
   if (input.nonce !== null) claims.nonce = input.nonce;
+  if (input.sid) claims.sid = input.sid;
   if (input.accessToken !== undefined) claims.at_hash = accessTokenHash(input.accessToken, alg);
   return new SignJWT(claims).setProtectedHeader({ alg, kid: signer.kid, typ: 'JWT' }).sign(signer.key);
 }

@@ -29,15 +29,19 @@ export interface LogoutRequest {
 export interface SessionFacts {
   userId: number;
   authTime: Date;
+  sid: string;
 }
 
 /**
  * Whether the hint was issued in this very session (CONTRACT.md §9: the user confirms unless it
- * was): the same user, and the same sign-in (`auth_time`, in whole seconds as the id_token has it).
+ * was): the same user, the same sign-in (`auth_time`, in whole seconds as the id_token has it) and,
+ * for an id_token that names one, the same session (`sid`; one the mobile app got names none).
  */
 export function hintMatchesSession(hint: IdTokenHint, session: SessionFacts): boolean {
   return (
-    hint.sub === String(session.userId) && hint.authTime === Math.floor(session.authTime.getTime() / 1000)
+    hint.sub === String(session.userId) &&
+    hint.authTime === Math.floor(session.authTime.getTime() / 1000) &&
+    (hint.sid === null || hint.sid === session.sid)
   );
 }
 

@@ -64,6 +64,8 @@ export const discoverySchema = z.object({
   request_parameter_supported: z.boolean(),
   request_uri_parameter_supported: z.boolean(),
   claims_parameter_supported: z.boolean(),
+  backchannel_logout_supported: z.boolean(),
+  backchannel_logout_session_supported: z.boolean(),
   service_documentation: z.string(),
   pushed_authorization_request_endpoint: z.string(),
   require_pushed_authorization_requests: z.boolean(),

@@ -36,6 +36,7 @@ async function stored() {
 }
 
 const VIEW_KEYS = [
+  'backchannel_logout_uri',
   'client_id',
   'created_at',
   'disabled',

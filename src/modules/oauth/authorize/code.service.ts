@@ -33,6 +33,8 @@ export async function issueCode(
     userId: number;
     authTime: Date;
     amr: readonly string[];
+    /** The browser session approving: its `sid` goes into the id_token (Back-Channel Logout 1.0 §2.4). */
+    sid?: string | null;
     scopes: Scope[];
     remember?: { withheld: Scope[] };
   },
@@ -62,6 +64,7 @@ export async function issueCode(
       nonce: request.nonce,
       authTime: grant.authTime,
       amr: [...grant.amr],
+      sid: grant.sid ?? null,
       at: now,
       expiresAt: new Date(now.getTime() + AUTHORIZATION_CODE_TTL_MS),
     });

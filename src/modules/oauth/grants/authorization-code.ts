@@ -107,6 +107,7 @@ export const authorizationCode: Grant = {
             nonce: redeemed.nonce,
             authTime: redeemed.authTime,
             amr: redeemed.amr,
+            sid: redeemed.sid,
             accessToken: tokens.accessToken,
             alg: client.idTokenAlg,
           },

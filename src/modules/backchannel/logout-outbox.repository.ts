@@ -1,0 +1,160 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { SigningAlgorithm } from '../../lib/signing-algorithms.js';
+
+/** The channel a queued logout is announced on, when its transaction commits. */
+export const LOGOUT_CHANNEL = 'idp_backchannel_logouts';
+
+/** A logout claimed for delivery, with where it goes now (the client's current registration). */
+export interface QueuedLogout {
+  id: number;
+  /** The audience: the client's `client_id`. */
+  clientId: string;
+  /** The client's id_token algorithm, which signs its logout tokens too. */
+  alg: SigningAlgorithm;
+  /** Null when the client removed its URI since, or was disabled: nothing is sent. */
+  uri: string | null;
+  userId: number;
+  sid: string;
+  reason: string;
+  /** Deliveries started, this one included. */
+  attempts: number;
+  createdAt: Date;
+  /** The claim this worker holds; its writes count only while it still holds it. */
+  claimId: string;
+}
+
+/**
+ * Queues one logout per (ended session, client with a grant made in it and a back-channel logout
+ * URI), in the caller's transaction, and announces them (a NOTIFY is delivered only on commit).
+ * Grants revoked meanwhile count too: the site may still hold the session the id_token started.
+ * Answers how many were queued.
+ */
+export async function queueLogouts(
+  db: Kysely<Database>,
+  input: { sids: readonly string[]; reason: string; now: Date },
+): Promise<number> {
+  if (input.sids.length === 0) return 0;
+  const result = await sql`
+    insert into backchannel_logouts (client_pk, user_id, sid, reason, created_at, next_attempt_at)
+    select distinct g.client_pk, g.user_id, g.sid, ${input.reason}, ${input.now}::timestamptz, ${input.now}::timestamptz
+    from grants g join clients c on c.id = g.client_pk
+    where g.sid = any(${[...input.sids]}::text[])
+      and c.backchannel_logout_uri is not null and c.disabled_at is null`.execute(db);
+  const queued = Number(result.numAffectedRows ?? 0n);
+  // A payload of its own: the listeners of src/db/database.ts pass on only non-empty ones.
+  if (queued > 0) await sql`select pg_notify(${LOGOUT_CHANNEL}, 'queued')`.execute(db);
+  return queued;
+}
+
+/**
+ * Claims up to `limit` due logouts for `claimId` until `leaseUntil`, oldest due first. `FOR UPDATE
+ * SKIP LOCKED`: two instances claiming at once take different rows, and the lease keeps the others
+ * away during the delivery; a claim whose lease ended (its instance died) is due again.
+ */
+export async function claimDueLogouts(
+  db: Kysely<Database>,
+  input: { now: Date; leaseUntil: Date; claimId: string; limit: number },
+): Promise<QueuedLogout[]> {
+  const result = await sql<{
+    id: number;
+    client_id: string;
+    id_token_signed_response_alg: SigningAlgorithm;
+    uri: string | null;
+    user_id: number;
+    sid: string;
+    reason: string;
+    attempts: number;
+    created_at: Date;
+  }>`
+    with claimed as (
+      update backchannel_logouts
+      set claim_id = ${input.claimId}, claimed_until = ${input.leaseUntil}, attempts = attempts + 1
+      where id in (
+        select id from backchannel_logouts
+        where delivered_at is null and failed_at is null and next_attempt_at <= ${input.now}
+          and (claimed_until is null or claimed_until <= ${input.now})
+        order by next_attempt_at, id
+        limit ${input.limit}
+        for update skip locked
+      )
+      returning id, client_pk, user_id, sid, reason, attempts, created_at
+    )
+    select claimed.id, c.client_id, c.id_token_signed_response_alg,
+      case when c.disabled_at is null then c.backchannel_logout_uri end as uri,
+      claimed.user_id, claimed.sid, claimed.reason, claimed.attempts, claimed.created_at
+    from claimed join clients c on c.id = claimed.client_pk
+    order by claimed.id`.execute(db);
+  return result.rows.map((row) => ({
+    id: Number(row.id),
+    clientId: row.client_id,
+    alg: row.id_token_signed_response_alg,
+    uri: row.uri,
+    userId: Number(row.user_id),
+    sid: row.sid,
+    reason: row.reason,
+    attempts: Number(row.attempts),
+    createdAt: new Date(row.created_at),
+    claimId: input.claimId,
+  }));
+}
+
+/**
+ * Extends this claim to `leaseUntil` just before a delivery; false when the claim was lost (its
+ * lease ended and another instance claimed it), so it must not be delivered.
+ */
+export async function renewLogoutClaim(
+  db: Kysely<Database>,
+  logout: Pick<QueuedLogout, 'id' | 'claimId'>,
+  input: { leaseUntil: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('backchannel_logouts')
+    .set({ claimed_until: input.leaseUntil })
+    .where('id', '=', logout.id)
+    .where('claim_id', '=', logout.claimId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Records a delivery; false when the claim was lost meanwhile. */
+export async function markLogoutDelivered(
+  db: Kysely<Database>,
+  logout: Pick<QueuedLogout, 'id' | 'claimId'>,
+  input: { now: Date; purgeAfter: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('backchannel_logouts')
+    .set({
+      delivered_at: input.now,
+      claim_id: null,
+      claimed_until: null,
+      last_error: null,
+      purge_after: input.purgeAfter,
+    })
+    .where('id', '=', logout.id)
+    .where('claim_id', '=', logout.claimId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Records a failed delivery: due again at `retryAt`, or given up on when `retryAt` is null. */
+export async function markLogoutFailed(
+  db: Kysely<Database>,
+  logout: Pick<QueuedLogout, 'id' | 'claimId'>,
+  input: { now: Date; error: string; retryAt: Date | null; purgeAfter: Date },
+): Promise<void> {
+  await db
+    .updateTable('backchannel_logouts')
+    .set({
+      claim_id: null,
+      claimed_until: null,
+      last_error: input.error,
+      ...(input.retryAt
+        ? { next_attempt_at: input.retryAt }
+        : { failed_at: input.now, purge_after: input.purgeAfter }),
+    })
+    .where('id', '=', logout.id)
+    .where('claim_id', '=', logout.claimId)
+    .execute();
+}
