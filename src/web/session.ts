@@ -6,7 +6,11 @@ import type { Deps } from '../context.js';
 import { type AuthenticationMethod, PASSWORD_ONLY } from '../lib/amr.js';
 import { hashSecret } from '../lib/secrets.js';
 import { endBrowserSessions } from '../modules/accounts/session-end.service.js';
-import { findActiveSession, insertSession } from '../modules/accounts/sessions.repository.js';
+import {
+  findActiveSession,
+  insertSession,
+  takeLiveSessionOf,
+} from '../modules/accounts/sessions.repository.js';
 
 /** A signed-in browser. */
 export interface BrowserSession {
@@ -103,9 +107,17 @@ export async function startSession(
   const now = clock.now();
   const idHash = hashSecret(id);
   const sid = await deps.db.transaction().execute(async (trx) => {
-    if (previous) await endBrowserSessions(trx, ctx, { idHash: hashSecret(previous) }, 'replaced');
+    // Signing in again to the same account (prompt=login, max_age, a second factor added) continues
+    // the session under a new cookie id: the same `sid`, so the sites signed in with it stay signed
+    // in. Another account's sign-in ends it, and its sites get their logout tokens.
+    const continued = previous
+      ? await takeLiveSessionOf(trx, { idHash: hashSecret(previous), userId, now })
+      : undefined;
+    if (previous && continued === undefined)
+      await endBrowserSessions(trx, ctx, { idHash: hashSecret(previous) }, 'replaced');
     await endBrowserSessions(trx, ctx, { userId, expiredAt: now }, 'expired');
     return insertSession(trx, {
+      ...(continued === undefined ? {} : { sid: continued }),
       idHash,
       userId,
       authTime: now,

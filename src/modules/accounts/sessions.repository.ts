@@ -24,9 +24,14 @@ export interface NewSession {
   expiresAt: Date;
   userAgent: string | null;
   ip: string | null;
+  /** The `sid` of the session this one continues; a new one when absent. */
+  sid?: string;
 }
 
-/** Stores a new session; answers its `sid`, which the database makes (migrations/0026). */
+/**
+ * Stores a new session; answers its `sid`: the one given (a session continued under a new cookie
+ * id), else one the database makes (migrations/0026).
+ */
 export async function insertSession(db: Kysely<Database>, session: NewSession): Promise<string> {
   const row = await db
     .insertInto('browser_sessions')
@@ -39,10 +44,29 @@ export async function insertSession(db: Kysely<Database>, session: NewSession): 
       expires_at: session.expiresAt,
       user_agent: session.userAgent,
       ip: session.ip,
+      ...(session.sid === undefined ? {} : { sid: session.sid }),
     })
     .returning('sid')
     .executeTakeFirstOrThrow();
   return row.sid;
+}
+
+/**
+ * Deletes the session with this id hash when it is `userId`'s and still valid, answering its `sid`:
+ * a new sign-in of the same account in this browser continues that session under a new cookie id.
+ */
+export async function takeLiveSessionOf(
+  db: Kysely<Database>,
+  input: { idHash: string; userId: number; now: Date },
+): Promise<string | undefined> {
+  const row = await db
+    .deleteFrom('browser_sessions')
+    .where('id_hash', '=', input.idHash)
+    .where('user_id', '=', input.userId)
+    .where('expires_at', '>', input.now)
+    .returning('sid')
+    .executeTakeFirst();
+  return row?.sid;
 }
 
 /**

@@ -78,7 +78,7 @@ describe(`sid and queued logouts on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`,
     const browser = await signedIn(t, user);
     await signInTo(t, browser, site);
     const code = await approve(browser, site);
-    await browser.signIn(user);
+    await browser.signIn(await makeUser(t));
     const res = await exchangeCode(t.app, site, code);
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toBe('invalid_grant');
@@ -93,6 +93,23 @@ describe(`sid and queued logouts on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`,
     expect(await queuedLogouts(t)).toEqual([
       { clientId: site.clientId, userId: user.id, sid, reason: 'replaced' },
     ]);
+  });
+
+  it('signing in again to the same account continues the session: same sid, no logout, codes stand', async () => {
+    const user = await makeUser(t);
+    const site = await makeSite(t, URI);
+    const browser = await signedIn(t, user);
+    const { sid } = await signInTo(t, browser, site);
+    const code = await approve(browser, site);
+    const before = browser.cookies.get('idp_session');
+    await browser.signIn(user);
+    // A new cookie id (no session fixation), the same session for the sites.
+    expect(browser.cookies.get('idp_session')).not.toBe(before);
+    expect(await queuedLogouts(t)).toEqual([]);
+    const res = await exchangeCode(t.app, site, code);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(decodeJwt(res.json().id_token as string).sid).toBe(sid);
+    expect((await signInTo(t, browser, site)).sid).toBe(sid);
   });
 
   it('a password reset ends every session of the account, in the transaction of the reset', async () => {
