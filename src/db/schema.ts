@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { SigningAlgorithm } from '../lib/signing-algorithms.js';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
+import type { ClientProtocolColumns } from './schema-clients.js';
 import type { DpopProofsTable } from './schema-dpop.js';
 import type { BackchannelLogoutsTable } from './schema-logout.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
@@ -32,7 +33,7 @@ export interface UsersTable {
   updated_at: DefaultedTimestamp;
 }
 
-export interface ClientsTable extends ClientParColumns {
+export interface ClientsTable extends ClientParColumns, ClientProtocolColumns {
   id: Generated<number>;
   client_id: string;
   /** SHA-256 (base64url) of the client secret; the secret itself is never stored. */
@@ -40,21 +41,11 @@ export interface ClientsTable extends ClientParColumns {
   name: string;
   site_url: string;
   redirect_uris: string[];
-  /** OIDC RP-Initiated Logout 1.0 §3.1: where the browser may return after logout (migrations/0025). */
-  post_logout_redirect_uris: Generated<string[]>;
   wallet: Generated<boolean>;
   official_mobile: Generated<boolean>;
-  /** Which key signs its id_tokens (migrations/0022; OIDC Registration §2). */
-  id_token_signed_response_alg: Generated<SigningAlgorithm>;
-  /** No secret: `token_endpoint_auth_method: none` (migrations/0024). */
-  is_public: Generated<boolean>;
-  /** `dpop_bound_access_tokens` (RFC 9449 §5.2). */
-  require_dpop: Generated<boolean>;
   disabled_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
-  /** migrations/0026: where logout tokens are POSTed (OIDC Back-Channel Logout 1.0 §2.2), or null. */
-  backchannel_logout_uri: Generated<string | null>;
 }
 
 export type PlatformStatusValue = 'operational' | 'degraded' | 'maintenance';
