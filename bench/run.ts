@@ -33,6 +33,7 @@ import { systemClock } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { verifyLedger } from '../src/modules/wallet/wallet.service.js';
 import type { CookieJar } from '../test/helpers/cookie-jar.js';
+import { dpopSigner } from './dpop.js';
 import { authorizeFlow, closedLoop, type LoopResult, percentile, signIn } from './flows.js';
 import {
   hasTaskset,
@@ -88,6 +89,10 @@ const ONCE_PER_SECOND = 5000;
 const onceNeeded = ONCE_PER_SECOND * (WARMUP + SECONDS * RUNS + 1);
 
 const PORTS = { idp: 3900, ceiling: 3901, oidcProvider: 3902, pglite: 3903 };
+/** The services' COOKIE_SECRET: the load generator derives the DPoP nonces from it as they do. */
+const COOKIE_SECRET = randomBytes(32).toString('hex');
+/** The key the DPoP scenario's tokens are bound to, and its proofs. */
+const dpop = dpopSigner(COOKIE_SECRET);
 
 /** The environment of the service under load. */
 function serviceEnv(
@@ -107,7 +112,7 @@ function serviceEnv(
     // No line per request: oidc-provider and the ceiling log nothing either.
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
-    COOKIE_SECRET: randomBytes(32).toString('hex'),
+    COOKIE_SECRET,
     // The limiter runs on every request, as in production, with limits a load test never reaches
     // (one load generator is one IP, and the hot-wallet scenario is one token).
     RATE_LIMIT_PUBLIC_PER_MIN: '1000000',
@@ -133,6 +138,19 @@ function startService(env: NodeJS.ProcessEnv): ChildProcess {
 function bearerRequests(tokens: string[]): LoadOptions {
   let index = 0;
   return { next: () => ({ headers: { authorization: `Bearer ${tokens[index++ % tokens.length]}` } }) };
+}
+/**
+ * A DPoP-bound GET (RFC 9449 §7): `Authorization: DPoP <token>` and a fresh proof for this URL and
+ * token each time, as a client must send it.
+ */
+function dpopRequests(url: string, tokens: string[]): LoadOptions {
+  let index = 0;
+  return {
+    next: () => {
+      const token = tokens[index++ % tokens.length] as string;
+      return { headers: { authorization: `DPoP ${token}`, dpop: dpop.proof('GET', url, token) } };
+    },
+  };
 }
 function formPosts(basic: string, values: string[], body: (value: string) => string): LoadOptions {
   let index = 0;
@@ -289,8 +307,11 @@ async function main(): Promise<void> {
     const config = loadConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: `http://127.0.0.1:${PORTS.idp}` });
     const ctx: Context = { config, clock: systemClock };
     console.log('seeding…');
-    const seeded = await seedService(database.db, ctx, { tokensPerUser: 5 });
+    const seeded = await seedService(database.db, ctx, { tokensPerUser: 5, dpopJkt: dpop.jkt });
     const codes = runs('compare') ? await seedCodes(database.db, seeded, onceNeeded) : [];
+    const es256Codes = runs('compare')
+      ? await seedCodes(database.db, seeded, onceNeeded, seeded.es256Client)
+      : [];
     const refreshTokens = runs('compare') ? await seedRefreshTokens(database.db, seeded, onceNeeded) : [];
 
     // The servers: ours from the compiled build, the ceiling, oidc-provider.
@@ -350,6 +371,13 @@ async function main(): Promise<void> {
           pid: idp.pid,
         },
         {
+          name: `DPoP-bound userinfo (${seeded.dpopTokens.length} distinct tokens, a fresh proof each)`,
+          target: 'idp',
+          url: `${idpBase}/api/v1/oauth/userinfo`,
+          options: dpopRequests(`${idpBase}/api/v1/oauth/userinfo`, seeded.dpopTokens),
+          pid: idp.pid,
+        },
+        {
           name: `userinfo (${theirTokens.length} distinct tokens)`,
           target: 'oidc-provider',
           url: `${providerBase}/me`,
@@ -370,6 +398,18 @@ async function main(): Promise<void> {
           options: formPosts(
             basic,
             codes,
+            (code) =>
+              `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&code_verifier=${CODE_VERIFIER}`,
+          ),
+          pid: idp.pid,
+        },
+        {
+          name: 'ES256 authorization code exchange (PKCE S256, an ES256 client)',
+          target: 'idp',
+          url: `${idpBase}/api/v1/oauth/token`,
+          options: formPosts(
+            basicOf(seeded.es256Client.clientId, seeded.es256Client.clientSecret),
+            es256Codes,
             (code) =>
               `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&code_verifier=${CODE_VERIFIER}`,
           ),
@@ -498,7 +538,7 @@ async function main(): Promise<void> {
           config: loadConfig({ DATA_DIR: pgliteDir, PUBLIC_URL: `http://127.0.0.1:${PORTS.pglite}` }),
           clock: systemClock,
         },
-        { tokensPerUser: 5 },
+        { tokensPerUser: 5, dpopJkt: dpop.jkt },
       );
       await embedded.close();
       const server = startService(serviceEnv(PORTS.pglite, { DATA_DIR: pgliteDir }));

@@ -23,19 +23,29 @@ export const REDIRECT_URI = 'https://bench.example/cb';
 /** The one PKCE verifier of every seeded code: each exchange checks it, as oidc-provider's do. */
 export const CODE_VERIFIER = 'bench-code-verifier-bench-code-verifier-0123456789';
 
+export interface SeededClient {
+  clientId: string;
+  clientSecret: string;
+  pk: number;
+}
+
 export interface Seeded {
-  client: { clientId: string; clientSecret: string; pk: number };
+  client: SeededClient;
+  /** A client whose id_tokens are ES256 (`--id-token-alg ES256`), for the code exchange beside RS256's. */
+  es256Client: SeededClient;
   users: Array<{ id: number; username: string }>;
   /** Access tokens for openid profile email verified, several per user. */
   accessTokens: string[];
   /** Access tokens with the wallet scope, one per user, of a client with the wallet right. */
   walletTokens: string[];
+  /** Access tokens bound to the DPoP key `dpopJkt` (RFC 9449 §6), one per user. */
+  dpopTokens: string[];
 }
 
 export async function seedService(
   db: Kysely<Database>,
   ctx: Context,
-  options: { tokensPerUser: number },
+  options: { tokensPerUser: number; dpopJkt: string },
 ): Promise<Seeded> {
   const seedContext: Context = { config: ctx.config, clock: systemClock };
   const created = await createClient(db, seedContext, {
@@ -45,6 +55,14 @@ export async function seedService(
   });
   const clientRow = await findClientByClientId(db, created.client_id);
   if (!clientRow) throw new Error('the bench client is gone');
+  const es256 = await createClient(db, seedContext, {
+    name: 'Bench ES256',
+    siteUrl: 'https://bench.example',
+    redirectUris: [REDIRECT_URI],
+    idTokenAlg: 'ES256',
+  });
+  const es256Row = await findClientByClientId(db, es256.client_id);
+  if (!es256Row) throw new Error('the bench client is gone');
   const shop = await createClient(db, seedContext, {
     name: 'Bench shop',
     siteUrl: 'https://shop.bench.example',
@@ -79,9 +97,11 @@ export async function seedService(
   const walletScopes = normalizeScopes(['openid', 'wallet']);
   const seeded: Seeded = {
     client: { clientId: created.client_id, clientSecret: created.client_secret, pk: clientRow.id },
+    es256Client: { clientId: es256.client_id, clientSecret: es256.client_secret, pk: es256Row.id },
     users: [],
     accessTokens: [],
     walletTokens: [],
+    dpopTokens: [],
   };
   for (let i = 0; i < USERS; i++) {
     const username = `bench_user_${i}`;
@@ -96,15 +116,27 @@ export async function seedService(
     for (let j = 0; j < options.tokensPerUser; j++) {
       seeded.accessTokens.push(await issueAccessToken(user.id, clientRow.id, scopes));
     }
+    seeded.dpopTokens.push(await issueAccessToken(user.id, clientRow.id, scopes));
     // Far more coins than a run can spend: every charge should succeed.
     await credit(db, ctx, { username, amount: 1_000_000_000 });
     seeded.walletTokens.push(await issueAccessToken(user.id, shopRow.id, walletScopes));
   }
+  // Bound as the token endpoint binds a token issued with a DPoP proof of that key.
+  await db
+    .updateTable('access_tokens')
+    .set({ jkt: options.dpopJkt })
+    .where('token_hash', 'in', seeded.dpopTokens.map(hashSecret))
+    .execute();
   return seeded;
 }
 
 /** `count` authorization codes of the client, spread over the users, each with the PKCE challenge. */
-export async function seedCodes(db: Kysely<Database>, seeded: Seeded, count: number): Promise<string[]> {
+export async function seedCodes(
+  db: Kysely<Database>,
+  seeded: Seeded,
+  count: number,
+  client: SeededClient = seeded.client,
+): Promise<string[]> {
   const codes: string[] = [];
   const now = systemClock.now();
   const challenge = createHash('sha256').update(CODE_VERIFIER).digest('base64url');
@@ -116,7 +148,7 @@ export async function seedCodes(db: Kysely<Database>, seeded: Seeded, count: num
     .values(
       seeded.users.map((user) => ({
         user_id: user.id,
-        client_pk: seeded.client.pk,
+        client_pk: client.pk,
         scopes,
         created_at: consentedAt,
         updated_at: consentedAt,
@@ -130,7 +162,7 @@ export async function seedCodes(db: Kysely<Database>, seeded: Seeded, count: num
       codes.push(code);
       return {
         code_hash: hashSecret(code),
-        client_pk: seeded.client.pk,
+        client_pk: client.pk,
         user_id: seeded.users[(offset + i) % seeded.users.length]?.id as number,
         redirect_uri: REDIRECT_URI,
         scopes,
