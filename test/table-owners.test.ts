@@ -54,6 +54,8 @@ const OWNERSHIP: Ownership = {
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
+    'src/modules/outbox/leased-outbox.repository.ts':
+      "the claimed row's writes both outboxes share (lease renewal, delivery, failure), by table name",
   },
   reads: [
     {

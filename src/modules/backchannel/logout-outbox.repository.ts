@@ -1,6 +1,12 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { SigningAlgorithm } from '../../lib/signing-algorithms.js';
+import {
+  type Leased,
+  markLeasedDone,
+  markLeasedFailed,
+  renewLease,
+} from '../outbox/leased-outbox.repository.js';
 
 /** The channel a queued logout is announced on, when its transaction commits. */
 export const LOGOUT_CHANNEL = 'idp_backchannel_logouts';
@@ -99,62 +105,20 @@ export async function claimDueLogouts(
   }));
 }
 
-/**
- * Extends this claim to `leaseUntil` just before a delivery; false when the claim was lost (its
- * lease ended and another instance claimed it), so it must not be delivered.
- */
-export async function renewLogoutClaim(
-  db: Kysely<Database>,
-  logout: Pick<QueuedLogout, 'id' | 'claimId'>,
-  input: { leaseUntil: Date },
-): Promise<boolean> {
-  const result = await db
-    .updateTable('backchannel_logouts')
-    .set({ claimed_until: input.leaseUntil })
-    .where('id', '=', logout.id)
-    .where('claim_id', '=', logout.claimId)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
+/** Extends this claim just before a delivery; false when it was lost (so it must not be delivered). */
+export const renewLogoutClaim = (db: Kysely<Database>, logout: Leased, input: { leaseUntil: Date }) =>
+  renewLease(db, 'backchannel_logouts', logout, input);
 
 /** Records a delivery; false when the claim was lost meanwhile. */
-export async function markLogoutDelivered(
+export const markLogoutDelivered = (
   db: Kysely<Database>,
-  logout: Pick<QueuedLogout, 'id' | 'claimId'>,
+  logout: Leased,
   input: { now: Date; purgeAfter: Date },
-): Promise<boolean> {
-  const result = await db
-    .updateTable('backchannel_logouts')
-    .set({
-      delivered_at: input.now,
-      claim_id: null,
-      claimed_until: null,
-      last_error: null,
-      purge_after: input.purgeAfter,
-    })
-    .where('id', '=', logout.id)
-    .where('claim_id', '=', logout.claimId)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
+) => markLeasedDone(db, 'backchannel_logouts', logout, input);
 
 /** Records a failed delivery: due again at `retryAt`, or given up on when `retryAt` is null. */
-export async function markLogoutFailed(
+export const markLogoutFailed = (
   db: Kysely<Database>,
-  logout: Pick<QueuedLogout, 'id' | 'claimId'>,
+  logout: Leased,
   input: { now: Date; error: string; retryAt: Date | null; purgeAfter: Date },
-): Promise<void> {
-  await db
-    .updateTable('backchannel_logouts')
-    .set({
-      claim_id: null,
-      claimed_until: null,
-      last_error: input.error,
-      ...(input.retryAt
-        ? { next_attempt_at: input.retryAt }
-        : { failed_at: input.now, purge_after: input.purgeAfter }),
-    })
-    .where('id', '=', logout.id)
-    .where('claim_id', '=', logout.claimId)
-    .execute();
-}
+) => markLeasedFailed(db, 'backchannel_logouts', logout, input);

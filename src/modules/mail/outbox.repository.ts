@@ -1,5 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/schema.js';
+import {
+  type Leased,
+  markLeasedDone,
+  markLeasedFailed,
+  renewLease,
+} from '../outbox/leased-outbox.repository.js';
 
 /** The channel an enqueued message is announced on, when its transaction commits. */
 export const MAIL_CHANNEL = 'idp_mail_outbox';
@@ -141,68 +147,20 @@ export async function claimDueMail(
     .sort((a, b) => a.id - b.id);
 }
 
-/**
- * Extends this claim on a message to `leaseUntil`, just before it is sent; false when the claim was
- * lost (its lease ended and another instance claimed it, maybe sent it), so it must not be sent.
- */
-export async function renewClaim(
-  db: Kysely<Database>,
-  mail: Pick<QueuedMail, 'id' | 'claimId'>,
-  input: { leaseUntil: Date },
-): Promise<boolean> {
-  const result = await db
-    .updateTable('mail_outbox')
-    .set({ claimed_until: input.leaseUntil })
-    .where('id', '=', mail.id)
-    .where('claim_id', '=', mail.claimId)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
+/** Extends this claim on a message just before it is sent; false when the claim was lost. */
+export const renewClaim = (db: Kysely<Database>, mail: Leased, input: { leaseUntil: Date }) =>
+  renewLease(db, 'mail_outbox', mail, input);
 
 /** Records a delivery; false when the claim was lost meanwhile (its lease ended and another took it). */
-export async function markMailSent(
-  db: Kysely<Database>,
-  mail: Pick<QueuedMail, 'id' | 'claimId'>,
-  input: { now: Date; purgeAfter: Date },
-): Promise<boolean> {
-  const result = await db
-    .updateTable('mail_outbox')
-    .set({
-      sent_at: input.now,
-      claim_id: null,
-      claimed_until: null,
-      last_error: null,
-      purge_after: input.purgeAfter,
-    })
-    .where('id', '=', mail.id)
-    .where('claim_id', '=', mail.claimId)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
+export const markMailSent = (db: Kysely<Database>, mail: Leased, input: { now: Date; purgeAfter: Date }) =>
+  markLeasedDone(db, 'mail_outbox', mail, input);
 
-/**
- * Records a failed send: due again at `retryAt`, or given up on (`failed_at`) when `retryAt` is
- * null. The claim ends either way.
- */
-export async function markMailFailed(
+/** Records a failed send: due again at `retryAt`, or given up on when `retryAt` is null. */
+export const markMailFailed = (
   db: Kysely<Database>,
-  mail: Pick<QueuedMail, 'id' | 'claimId'>,
+  mail: Leased,
   input: { now: Date; error: string; retryAt: Date | null; purgeAfter: Date },
-): Promise<void> {
-  await db
-    .updateTable('mail_outbox')
-    .set({
-      claim_id: null,
-      claimed_until: null,
-      last_error: input.error,
-      ...(input.retryAt
-        ? { next_attempt_at: input.retryAt }
-        : { failed_at: input.now, purge_after: input.purgeAfter }),
-    })
-    .where('id', '=', mail.id)
-    .where('claim_id', '=', mail.claimId)
-    .execute();
-}
+) => markLeasedFailed(db, 'mail_outbox', mail, input);
 
 /** The latest messages, newest first, optionally only the given-up ones: for `idp mail outbox`. */
 export async function latestMail(
