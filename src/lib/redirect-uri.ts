@@ -54,21 +54,30 @@ export function redirectUriProblem(uri: string, siteUrl: string): string | null 
 }
 
 /**
- * Why a URI cannot be registered as a post-logout redirect URI, or null when it can (CONTRACT.md
- * §9): an absolute https URI, or http on a loopback host, as for redirect URIs, but never a custom
- * scheme (the logout page is left in a browser, not handed back to a native app).
+ * Why a URI cannot be registered as a web address the provider sends a browser or a request to
+ * (`what` names it in the text), or null when it can: absolute https, or http on a loopback host;
+ * no fragment and no credentials.
  */
-export function postLogoutRedirectUriProblem(uri: string): string | null {
+function webUriProblem(uri: string, what: string): string | null {
   let url: URL;
   try {
     url = new URL(uri);
   } catch {
-    return `post-logout redirect URI "${uri}" is not an absolute URI`;
+    return `${what} "${uri}" is not an absolute URI`;
   }
-  if (uri.includes('#')) return `post-logout redirect URI "${uri}" must not contain a fragment`;
-  if (url.username || url.password) return `post-logout redirect URI "${uri}" must not contain credentials`;
+  if (uri.includes('#')) return `${what} "${uri}" must not contain a fragment`;
+  if (url.username || url.password) return `${what} "${uri}" must not contain credentials`;
   if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) return null;
-  return `post-logout redirect URI "${uri}" must use https (plain http is allowed on 127.0.0.1, [::1] and localhost only)`;
+  return `${what} "${uri}" must use https (plain http is allowed on 127.0.0.1, [::1] and localhost only)`;
+}
+
+/**
+ * Why a URI cannot be registered as a post-logout redirect URI, or null when it can (CONTRACT.md
+ * §9): as for redirect URIs, but never a custom scheme (the logout page is left in a browser, not
+ * handed back to a native app).
+ */
+export function postLogoutRedirectUriProblem(uri: string): string | null {
+  return webUriProblem(uri, 'post-logout redirect URI');
 }
 
 /** `http://<loopback host>[:port]<rest>`, split without any normalization. */
@@ -93,20 +102,10 @@ export function redirectUriMatches(registered: readonly string[], requested: str
 }
 
 /**
- * Why a URI cannot be a client's back-channel logout URI, or null when it can (CONTRACT.md §9):
- * absolute https, or http on a loopback host; no fragment (Back-Channel Logout 1.0 §2.2) and no
- * credentials. Where it may connect to is checked again at each delivery, on the resolved address.
+ * Why a URI cannot be a client's back-channel logout URI, or null when it can (CONTRACT.md §9;
+ * no fragment, Back-Channel Logout 1.0 §2.2). Where it may connect to is checked again at each
+ * delivery, on the resolved address.
  */
 export function backchannelLogoutUriProblem(uri: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    return `back-channel logout URI "${uri}" is not an absolute URI`;
-  }
-  if (uri.includes('#')) return `back-channel logout URI "${uri}" must not contain a fragment`;
-  if (url.username || url.password) return `back-channel logout URI "${uri}" must not contain credentials`;
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return null;
-  return `back-channel logout URI "${uri}" must use https (plain http is allowed on 127.0.0.1, [::1] and localhost only)`;
+  return webUriProblem(uri, 'back-channel logout URI');
 }
