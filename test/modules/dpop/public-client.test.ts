@@ -126,6 +126,22 @@ describe('a public client', () => {
     expectApiError(noVerifier, 400, 'invalid_grant');
   });
 
+  it('pushes its authorization requests by client_id alone, with a code_challenge (RFC 9126 §2)', async () => {
+    const push = (params: Record<string, string>) =>
+      postForm(t.app, '/api/v1/oauth/par', {
+        client_id: app.clientId,
+        response_type: 'code',
+        redirect_uri: app.redirectUri,
+        state: 'st',
+        ...params,
+      });
+    const pushed = await push({ code_challenge: s256(VERIFIER), code_challenge_method: 'S256' });
+    expect(pushed.statusCode, pushed.body).toBe(201);
+    expect(pushed.json().request_uri).toMatch(/^urn:ietf:params:oauth:request_uri:/);
+    // The rule of authorize holds at the PAR endpoint too: no PKCE, no request.
+    expectApiError(await push({}), 400, 'invalid_request');
+  });
+
   it('may revoke its tokens (RFC 7009) but not introspect them', async () => {
     const key = await dpopKey();
     const tokens = (await exchange({ dpop: await dpopProof(t, key) })).json();
