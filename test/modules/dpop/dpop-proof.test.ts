@@ -85,6 +85,23 @@ describe('verifyDpopProof', () => {
     expect(await refusal({ header: { jwk: other.publicJwk } })).toMatch(/key of its jwk header/);
   });
 
+  it('checks the signature of every proof of a key it has seen, and takes only P-256 and Ed25519 keys', async () => {
+    const key = await dpopKey();
+    expect((await check(await dpopProof(target, key, { jti: 'first' }))).jkt).toBe(key.jkt);
+    // The key is known now; a proof naming it but signed by another key is still refused.
+    const forger = await dpopKey();
+    const forged = await dpopProof(target, forger, { jti: 'forged', header: { jwk: key.publicJwk } });
+    await expect(check(forged)).rejects.toThrow(/key of its jwk header/);
+    expect((await check(await dpopProof(target, key, { jti: 'second' }))).jkt).toBe(key.jkt);
+    // An ES256 proof whose jwk is on another curve is no proof of ours.
+    const p384 = await generateKeyPair('ES384');
+    const otherCurve = await dpopProof(target, key, {
+      jti: 'p384',
+      header: { jwk: await exportJWK(p384.publicKey) },
+    });
+    await expect(check(otherCurve)).rejects.toThrow(DpopProofRefused);
+  });
+
   it('refuses another method or URL, a stale or future iat, and a missing or overlong jti', async () => {
     expect(await refusal({ htm: 'GET' })).toMatch(/htm must be POST/);
     expect(await refusal({ htu: 'http://localhost:3000/api/v1/oauth/userinfo' })).toMatch(/htu must be/);
