@@ -1,10 +1,14 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiError } from '../lib/errors.js';
+import { projectRoot } from '../lib/paths.js';
 import { recordAudit } from '../modules/audit/audit.repository.js';
 import { auditCommands } from './audit.commands.js';
 import { clientCommands } from './clients.commands.js';
 import { type Command, type CommandContext, type ParsedArgs, UsageError } from './command.js';
 import { demoCommands } from './demo.commands.js';
+import { COMMAND_HELP, COMMON_OPTIONS } from './help-texts.js';
 import { keyCommands } from './keys.commands.js';
 import { mailCommands } from './mail.commands.js';
 import { migrateCommands } from './migrate.commands.js';
@@ -44,9 +48,55 @@ export function helpText(): string {
     ...lines,
     '',
     'Every command takes --json: print exactly one JSON object on stdout. Errors go to stderr, exit status 1.',
+    '"idp <group> --help" lists a group\'s commands; "idp <command> --help" explains every option, with an example.',
+    '"idp --version" prints the version.',
     "It uses the server's DATABASE_URL / DATA_DIR; with the embedded database it talks to a running server.",
   ].join('\n');
 }
+
+/** The groups of two-word commands (`users`, `clients`…), each with its commands. */
+function groupOf(word: string | undefined): Command[] {
+  return word === undefined ? [] : commands.filter((command) => command.name.startsWith(`${word} `));
+}
+
+/** `idp <group> --help`: the group's commands, each with its summary. */
+function groupHelp(group: string, members: readonly Command[]): string {
+  return [
+    `idp ${group}: ${members.map((command) => command.name.split(' ')[1]).join(', ')}`,
+    '',
+    ...members.map((command) => `  ${command.usage}\n      ${command.summary}`),
+    '',
+    `Run "idp ${group} <command> --help" for a command's options and an example.`,
+  ].join('\n');
+}
+
+/** `idp <command> --help`: the usage, what it does, every option and argument, and an example. */
+export function commandHelp(command: Command): string {
+  const help = COMMAND_HELP[command.name];
+  const explained = Object.entries({ ...help?.explain, ...COMMON_OPTIONS });
+  const width = Math.max(...explained.map(([name]) => optionLabel(command, name).length));
+  return [
+    `usage: ${command.usage}`,
+    '',
+    command.summary,
+    '',
+    ...explained.map(([name, text]) => `  ${optionLabel(command, name).padEnd(width)}  ${text}`),
+    ...(help ? ['', 'Example:', `  ${help.example}`] : []),
+  ].join('\n');
+}
+
+/** An option as typed (`--name`), or a positional argument as the usage line names it (`U`). */
+function optionLabel(command: Command, name: string): string {
+  return name in command.options || name in COMMON_OPTIONS ? `--${name}` : name;
+}
+
+/** The package's version, for `idp --version`. */
+function version(): string {
+  const pkg = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+const HELP_WORDS = new Set(['--help', '-h', 'help']);
 
 export interface PreparedCommand {
   command: Command;
@@ -62,6 +112,16 @@ export function prepareCommand(argv: readonly string[]): PreparedCommand | Comma
       stdout: argv.length === 0 ? '' : `${helpText()}\n`,
       stderr: argv.length === 0 ? `${helpText()}\n` : '',
     };
+  }
+  if (argv[0] === '--version' || argv[0] === '-V')
+    return { exitCode: 0, stdout: `idp ${version()}\n`, stderr: '' };
+  const group = groupOf(argv[0]);
+  if (group.length > 0 && (argv.length === 1 || HELP_WORDS.has(argv[1] as string))) {
+    const text = `${groupHelp(argv[0] as string, group)}\n`;
+    // `idp users` alone is a usage mistake that shows the way; asking for help is not.
+    return argv.length === 1
+      ? { exitCode: 1, stdout: '', stderr: text }
+      : { exitCode: 0, stdout: text, stderr: '' };
   }
   const command =
     commands.find((c) => c.name === `${argv[0]} ${argv[1]}`) ?? commands.find((c) => c.name === argv[0]);
@@ -80,8 +140,7 @@ export function prepareCommand(argv: readonly string[]): PreparedCommand | Comma
       strict: true,
     });
     const json = parsed.values.json === true;
-    if (parsed.values.help)
-      return { exitCode: 0, stdout: `${command.usage}\n  ${command.summary}\n`, stderr: '' };
+    if (parsed.values.help) return { exitCode: 0, stdout: `${commandHelp(command)}\n`, stderr: '' };
     const expected = command.positionals ?? 0;
     if (parsed.positionals.length !== expected) {
       throw new UsageError(
