@@ -222,7 +222,12 @@ export function renderErrorPage(
       : undefined;
   const href = ERROR_PAGE_LINKS[kind];
   const link = href && t.errors[kind].link ? { href, text: t.errors[kind].link } : undefined;
-  render(reply, 'error', { title, message, retry, link, detail: options.detail, status }, rendering).then(
+  render(
+    reply,
+    'error',
+    { title, message, retry, link, detail: options.detail, status, requestId: reply.request.id },
+    rendering,
+  ).then(
     (html) => reply.send(html),
     (error: unknown) => {
       // The error page must not fail in turn: a plain page, and the cause in the log.

@@ -309,6 +309,15 @@ describe('every page in Russian', () => {
     expect(h1(res)).toBe('Ссылка для входа недействительна');
     expect(res.body).toContain('Вернитесь на сайт');
     expect(res.body).toMatch(/Технические подробности: <span lang="en">[^<]+<\/span>/);
+    // The id a person can quote to support is the response's X-Request-Id, also in the log line.
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.body).toContain(
+      `Если будете писать в поддержку, укажите номер запроса: <code>${res.headers['x-request-id']}</code>`,
+    );
+    const english = await get('/api/v1/oauth/authorize?client_id=pk_unknown&response_type=code');
+    expect(english.body).toContain(
+      `If you contact support, quote this request id: <code>${english.headers['x-request-id']}</code>`,
+    );
   });
 
   it('the expired form page', async () => {

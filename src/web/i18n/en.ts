@@ -203,6 +203,7 @@ export const en: LocaleDefinition = {
       },
       retryIn: { one: 'You can try again in {n} second.', other: 'You can try again in {n} seconds.' },
       details: 'Technical details:',
+      requestId: 'If you contact support, quote this request id:',
       toAccount: 'Go to your account',
     },
     settings: {

@@ -171,6 +171,8 @@ export interface Messages {
   errors: Record<ErrorPageKind, { title: string; message: string; link?: string }> & {
     retryIn: PluralForms;
     details: string;
+    /** Before the request id an error page shows, for a person to quote to support. */
+    requestId: string;
     toAccount: string;
   };
   /** The profile and password pages (`/account/profile`, `/account/password`) and their links on the account page. */
