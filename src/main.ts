@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   // Read before listening so that the hint follows the "listening" line at once.
   const firstRun = await hasNoClient(database.db);
   await app.listen({ host: config.HOST, port: config.PORT });
-  if (firstRun) logFirstRunHint(config.PUBLIC_URL, logger);
+  if (firstRun) logFirstRunHint(config.PUBLIC_URL, logger, process.stdout, config.NODE_ENV === 'production');
 
   if (config.HOUSEKEEPING_INTERVAL_SECONDS > 0) {
     cleanups.push(

@@ -138,6 +138,15 @@ describe('logFirstRunHint', () => {
     expect(piped.logged()).toContain('"first_run":true');
   });
 
+  it('names client registration in production, where idp demo is refused', () => {
+    const tty = capture('info');
+    logFirstRunHint('https://id.example', tty.logger, tty.out(true), true);
+    expect(tty.printed()).toContain('  npx idp clients create --help      how to register the first site');
+    expect(tty.printed()).not.toContain('idp demo');
+    expect(tty.logged()).toContain('"next_step":"npx idp clients create --help"');
+    expect(tty.logged()).not.toContain('idp demo');
+  });
+
   it('says nothing when info lines are off', () => {
     const quiet = capture('warn');
     logFirstRunHint('http://localhost:3000', quiet.logger, quiet.out(true));
