@@ -171,7 +171,6 @@ export interface Messages {
   errors: Record<ErrorPageKind, { title: string; message: string; link?: string }> & {
     retryIn: PluralForms;
     details: string;
-    /** Before the request id an error page shows, for a person to quote to support. */
     requestId: string;
     toAccount: string;
   };
