@@ -8,6 +8,7 @@ export class WakeLoop {
   private running: Promise<void> | undefined;
   private again = false;
   private halted = false;
+  private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly pass: () => Promise<unknown>,
@@ -20,8 +21,12 @@ export class WakeLoop {
     return this.halted;
   }
 
-  /** Runs a pass now, then polls. */
-  start(): void {
+  /**
+   * Runs a pass now, then polls; with `subscribe`, also a pass each time it calls back (a commit's
+   * announcement), until `stop`.
+   */
+  async start(subscribe?: (wake: () => void) => Promise<() => Promise<void>>): Promise<void> {
+    if (subscribe) this.unsubscribe = await subscribe(() => this.wake());
     this.halted = false;
     this.wake();
   }
@@ -49,10 +54,13 @@ export class WakeLoop {
       });
   }
 
-  /** Stops polling and waits for the pass in progress. */
+  /** Stops listening and polling, and waits for the pass in progress. */
   async stop(): Promise<void> {
     this.halted = true;
     clearTimeout(this.timer);
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = undefined;
+    await unsubscribe?.();
     await this.running;
   }
 }

@@ -77,7 +77,6 @@ export interface LogoutLog {
 export class BackchannelLogoutWorker {
   private readonly options: LogoutWorkerOptions;
   private readonly loop: WakeLoop;
-  private unlisten: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -99,14 +98,10 @@ export class BackchannelLogoutWorker {
   }
 
   /** Starts polling, and listens for queued logouts when `listen` is given. */
-  async start(listen?: Listen): Promise<void> {
-    if (listen) {
-      this.unlisten = await listen(LOGOUT_CHANNEL, {
-        onMessage: () => this.wake(),
-        onState: () => undefined,
-      });
-    }
-    this.loop.start();
+  start(listen?: Listen): Promise<void> {
+    return this.loop.start(
+      listen && ((wake) => listen(LOGOUT_CHANNEL, { onMessage: wake, onState: () => undefined })),
+    );
   }
 
   /** Looks at the outbox now (after the pass in progress, when there is one). */
@@ -115,10 +110,8 @@ export class BackchannelLogoutWorker {
   }
 
   /** Stops listening and polling, and waits for the deliveries in progress. */
-  async stop(): Promise<void> {
-    const stopping = this.loop.stop();
-    await this.unlisten?.();
-    await stopping;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Delivers every logout due now (one pass); resolves to how many were delivered. */

@@ -60,7 +60,6 @@ export { backoffMs };
 export class MailWorker {
   private readonly options: MailWorkerOptions;
   private readonly loop: WakeLoop;
-  private unlisten: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -82,11 +81,10 @@ export class MailWorker {
   }
 
   /** Starts polling, and listens for enqueued messages when `listen` is given. */
-  async start(listen?: Listen): Promise<void> {
-    if (listen) {
-      this.unlisten = await listen(MAIL_CHANNEL, { onMessage: () => this.wake(), onState: () => undefined });
-    }
-    this.loop.start();
+  start(listen?: Listen): Promise<void> {
+    return this.loop.start(
+      listen && ((wake) => listen(MAIL_CHANNEL, { onMessage: wake, onState: () => undefined })),
+    );
   }
 
   /** Looks at the outbox now (after the run in progress, when there is one). */
@@ -96,9 +94,7 @@ export class MailWorker {
 
   /** Stops listening and polling, waits for the send in progress, and closes the transport. */
   async stop(): Promise<void> {
-    const stopping = this.loop.stop();
-    await this.unlisten?.();
-    await stopping;
+    await this.loop.stop();
     this.transport.close();
   }
 
