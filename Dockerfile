@@ -15,8 +15,9 @@
 #
 # The image runs as the unprivileged `node` user. A bind mount on /data must be writable by uid 1000.
 
-# One base for every stage: Node 22 LTS (Node 20 left maintenance in April 2026) on Debian 12 (glibc; argon2 ships prebuilt glibc binaries).
-FROM node:22-bookworm-slim AS base
+# One base for every stage: Node 24 LTS (CI runs the suites on the same line) on Debian 12 (glibc;
+# argon2 ships prebuilt glibc binaries).
+FROM node:24-bookworm-slim AS base
 WORKDIR /app
 
 # Dependencies are installed with their install scripts. argon2's (approved in package.json's

@@ -280,6 +280,50 @@ function messagePage(title: string, text: string): string {
   return page(title, html`<div class="card"><p id="message">${text}</p><p><a href="/">Back</a></p></div>`);
 }
 
+/** Shown while the provider cannot be reached: the person learns it is not their fault and can retry. */
+function providerDownPage(retryPath: string): string {
+  return page(
+    'Sign-in unavailable',
+    html`<div class="card" id="provider-down">
+  <h2>Sign-in is unavailable right now</h2>
+  <p id="message">This site could not reach its sign-in service at <code>${ISSUER}</code>. It may be
+  restarting or down for a moment. Nothing was changed; please try again in a minute.</p>
+  <p><a id="retry" class="button primary" href="${retryPath}">Try again</a> <a class="button" href="/">Back</a></p>
+</div>`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors: the provider unreachable is told apart from the site's own faults.
+
+/** Network-level failures of fetch (undici): refused, reset, timed out, name not resolved. */
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+/**
+ * Whether an error means the provider did not answer (or answered with a server error): fetch's
+ * `TypeError: fetch failed` carries the socket error as its cause, and openid-client wraps both.
+ */
+function providerUnreachable(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; depth += 1) {
+    const failure = cause as { code?: unknown; status?: unknown; name?: unknown; cause?: unknown };
+    if (typeof failure.code === 'string' && NETWORK_ERROR_CODES.has(failure.code)) return true;
+    if (failure.name === 'TimeoutError' || failure.name === 'AbortError') return true;
+    if (typeof failure.status === 'number' && failure.status >= 500) return true;
+    if (cause instanceof TypeError && cause.message === 'fetch failed') return true;
+    cause = failure.cause;
+  }
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The site
 
@@ -296,6 +340,20 @@ async function main(): Promise<void> {
       "default-src 'none'; style-src 'unsafe-inline'; img-src http: https:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
     reply.header('cache-control', 'no-store');
+  });
+
+  // A page, never Fastify's JSON 500: the provider being down is the likely cause, and says so.
+  app.setErrorHandler((error, request, reply) => {
+    reply.type('text/html; charset=utf-8');
+    if (providerUnreachable(error)) {
+      request.log.warn({ err: error }, 'identity provider unreachable');
+      // A callback's code is spent with its attempt: trying again means signing in again.
+      const retry =
+        request.method !== 'GET' ? '/' : request.url.startsWith('/callback') ? '/login' : request.url;
+      return reply.code(503).header('retry-after', '30').send(providerDownPage(retry));
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send(messagePage('Something went wrong', 'This page failed; please try again.'));
   });
 
   // No icon here (browsers ask for one on every site).
@@ -379,6 +437,7 @@ async function main(): Promise<void> {
       };
       return reply.redirect('/');
     } catch (failure) {
+      if (providerUnreachable(failure)) throw failure;
       request.log.warn({ err: failure }, 'sign-in failed');
       return reply.code(400).send(messagePage('Sign-in failed', 'The sign-in could not be completed.'));
     }

@@ -257,5 +257,31 @@ describe.skipIf(skipBrowserTests)(
       expect(await page.locator('#sign-in').count()).toBe(1);
       succeeded(await runIdp(['users', 'enable', 'demo', '--json'], { env }));
     }, 30_000);
+
+    it('explains, on a page, when the provider cannot be reached', async () => {
+      // A provider address where nothing listens: the example starts (credentials given) and its
+      // "Sign in" fails to reach discovery.
+      const downPort = await freePort();
+      const sitePort = await freePort();
+      const siteUrl = `http://127.0.0.1:${sitePort}`;
+      await startExample({
+        IDP_ISSUER: `http://127.0.0.1:${downPort}`,
+        PORT: String(sitePort),
+        BASE_URL: siteUrl,
+        CLIENT_ID: 'pk_unreachable',
+        CLIENT_SECRET: 'sk_unreachable',
+      });
+      await page.goto(siteUrl);
+      const [response] = await Promise.all([
+        page.waitForResponse(`${siteUrl}/login`),
+        page.locator('#sign-in').click(),
+      ]);
+      expect(response.status()).toBe(503);
+      expect(response.headers()['content-type']).toMatch(/^text\/html/);
+      expect(response.headers()['retry-after']).toBe('30');
+      await page.locator('#provider-down').waitFor();
+      expect(await page.locator('#message').textContent()).toContain(`http://127.0.0.1:${downPort}`);
+      expect(await page.locator('#retry').getAttribute('href')).toBe('/login');
+    }, 30_000);
   },
 );
