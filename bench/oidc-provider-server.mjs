@@ -55,8 +55,8 @@ import http from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
 
 // oidc-provider prints development notices with console.info / console.warn. With this configuration
-// the only one left is printed when it is imported (Node.js 20 is older than the Node.js 22 it
-// supports; every flow here works on 20), so the filter goes in before the dynamic import.
+// the only one left is printed when it is imported (on a Node.js older than the one it
+// supports), so the filter goes in before the dynamic import.
 if (!process.env.OIDC_PROVIDER_NOTICES) {
   for (const method of ['info', 'warn']) {
     const original = console[method].bind(console);
