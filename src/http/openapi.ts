@@ -1,6 +1,7 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
+import { OPENAPI_TAGS, tagOf } from './openapi-tags.js';
 
 type Transform = NonNullable<FastifyDynamicSwaggerOptions['transform']>;
 
@@ -15,7 +16,7 @@ const SECURITY: Record<string, Array<Record<string, string[]>> | undefined> = {
 
 /** Every error (CONTRACT.md §4). */
 const ERROR_BODY = {
-  description: 'An error: {ok: false, error, error_description} (CONTRACT.md §4)',
+  description: 'An error: {ok: false, error, error_description} (docs/api.md, "Errors")',
   type: 'object',
   properties: {
     ok: { type: 'boolean', enum: [false] },
@@ -23,6 +24,13 @@ const ERROR_BODY = {
     error_description: { type: 'string', description: 'A sentence a developer can act on' },
   },
   required: ['ok', 'error', 'error_description'],
+  examples: [
+    {
+      ok: false,
+      error: 'invalid_token',
+      error_description: 'The access token is unknown, expired or revoked',
+    },
+  ],
 };
 
 /** The OpenAPI document and the catalogue are built from the same route declarations, so they cannot drift. */
@@ -46,7 +54,9 @@ const transform: Transform = (input) => {
     schema: {
       ...schema,
       ...(config?.description ? { summary: config.description } : {}),
-      ...(config?.auth ? { tags: [config.auth] } : {}),
+      tags: [tagOf(url)],
+      // Who may call it, as the catalogue says (public, bearer, client, browser, mobile).
+      ...(config?.auth ? { 'x-auth': config.auth } : {}),
       ...(security ? { security } : {}),
     },
   };
@@ -64,6 +74,7 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
           'An OAuth 2.0 / OpenID Connect identity provider: sign-in for third-party sites, profiles, the public user search, premium status, the coin wallet, the platform status and the sign-in of the official mobile app. Every error is {"ok": false, "error", "error_description"}. The rules: docs/oauth.md, docs/wallet.md, docs/mobile.md.',
       },
       servers: [{ url: config.PUBLIC_URL }],
+      tags: OPENAPI_TAGS.map((tag) => ({ ...tag })),
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An access token (`at_…`).' },
