@@ -1,6 +1,8 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
+import { withResponseExamples } from './openapi-examples.js';
+import { withOAuthDocumentation } from './openapi-oauth.js';
 import { OPENAPI_TAGS, tagOf } from './openapi-tags.js';
 
 type Transform = NonNullable<FastifyDynamicSwaggerOptions['transform']>;
@@ -28,7 +30,7 @@ const ERROR_BODY = {
     {
       ok: false,
       error: 'invalid_token',
-      error_description: 'The access token is unknown, expired or revoked',
+      error_description: 'The access token is invalid, expired or revoked.',
     },
   ],
 };
@@ -93,5 +95,9 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
       },
     },
     transform,
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? withResponseExamples(withOAuthDocumentation(document.openapiObject))
+        : document.swaggerObject,
   };
 }
