@@ -35,6 +35,10 @@ const ERROR_BODY = {
   ],
 };
 
+const FORM = 'application/x-www-form-urlencoded';
+/** The pages' routes that a page script calls with JSON (the passkey ceremonies); the others take HTML forms. */
+const JSON_PAGE_ROUTES = /\/passkeys?\/(options|verify)$/;
+
 /** The OpenAPI document and the catalogue are built from the same route declarations, so they cannot drift. */
 const transform: Transform = (input) => {
   const { schema: transformed, url } = jsonSchemaTransform(input) as {
@@ -44,7 +48,7 @@ const transform: Transform = (input) => {
   const converted = transformed ?? {};
   const isPage = (input.route.config as { auth?: string } | undefined)?.auth === 'browser';
   const schema = isPage
-    ? converted
+    ? { ...converted, ...(converted.body && !JSON_PAGE_ROUTES.test(url) ? { consumes: [FORM] } : {}) }
     : {
         ...converted,
         response: { ...(converted.response as object | undefined), '4xx': ERROR_BODY, '5xx': ERROR_BODY },

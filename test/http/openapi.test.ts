@@ -103,6 +103,16 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('says which body each kind of caller sends: HTML forms for pages, JSON for the API and the passkey scripts', () => {
+    const bodyTypes = (method: string, path: string) =>
+      Object.keys((operation(method, path) as { requestBody: { content: object } }).requestBody.content);
+    expect(bodyTypes('POST', '/signin')).toEqual(['application/x-www-form-urlencoded']);
+    expect(bodyTypes('POST', '/account/profile')).toEqual(['application/x-www-form-urlencoded']);
+    expect(bodyTypes('POST', '/api/v1/oauth/token')).toEqual(['application/x-www-form-urlencoded']);
+    expect(bodyTypes('POST', '/signin/passkey/verify')).toEqual(['application/json']);
+    expect(bodyTypes('POST', '/api/v1/wallet/charge')).toEqual(['application/json']);
+  });
+
   it('points at nothing outside the repository: no description names a file the repository lacks', () => {
     const text = JSON.stringify(doc);
     for (const file of ['SPEC.md', 'CONTRACT.md', 'DESIGN.md']) expect(text).not.toContain(file);
