@@ -17,14 +17,14 @@ export const OPENAPI_PATH = '/api/v1/openapi.json';
  */
 export const referenceRoutes: FastifyPluginAsync = async (app) => {
   const assets = [
-    [swaggerUiBundle(), 'text/javascript; charset=utf-8', "Swagger UI's renderer, for the API reference"],
-    [swaggerUiStylesheet(), 'text/css; charset=utf-8', "Swagger UI's stylesheet, for the API reference"],
-    [referenceScript(), 'text/javascript; charset=utf-8', 'Starts Swagger UI on the OpenAPI document'],
-    [referenceStylesheet(), 'text/css; charset=utf-8', "The API reference page's layout"],
+    [swaggerUiBundle, 'text/javascript; charset=utf-8', "Swagger UI's renderer, for the API reference"],
+    [swaggerUiStylesheet, 'text/css; charset=utf-8', "Swagger UI's stylesheet, for the API reference"],
+    [referenceScript, 'text/javascript; charset=utf-8', 'Starts Swagger UI on the OpenAPI document'],
+    [referenceStylesheet, 'text/css; charset=utf-8', "The API reference page's layout"],
   ] as const;
   for (const [asset, type, description] of assets) {
     app.get(asset.path, { config: { auth: 'public', description } }, async (request, reply) =>
-      sendStatic(request, reply, asset, { type, cacheControl: 'public, max-age=31536000, immutable' }),
+      sendStatic(request, reply, asset.load(), { type, cacheControl: 'public, max-age=31536000, immutable' }),
     );
   }
 
@@ -40,10 +40,10 @@ export const referenceRoutes: FastifyPluginAsync = async (app) => {
     async (_request, reply) =>
       renderPage(reply, 'reference', {
         openapiUrl: OPENAPI_PATH,
-        swaggerUiJs: swaggerUiBundle().href,
-        swaggerUiCss: swaggerUiStylesheet().href,
-        referenceJs: referenceScript().href,
-        referenceCss: referenceStylesheet().href,
+        swaggerUiJs: swaggerUiBundle.load().href,
+        swaggerUiCss: swaggerUiStylesheet.load().href,
+        referenceJs: referenceScript.load().href,
+        referenceCss: referenceStylesheet.load().href,
       }),
   );
 };
