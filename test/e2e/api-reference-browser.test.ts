@@ -105,6 +105,21 @@ describe.skipIf(skipBrowserTests)('the API reference in Chromium', () => {
     await photograph('api-reference-example-desktop');
   });
 
+  it('fits a phone’s width: nothing scrolls sideways', async () => {
+    const phone = await page.context().browser()?.newContext({ viewport: WIDTHS.phone });
+    const small = await phone?.newPage();
+    if (!small) throw new Error('no page');
+    await small.goto(`${base}/api/v1/docs`, { waitUntil: 'networkidle' });
+    await small.locator('#api-reference .opblock-tag').first().waitFor();
+    const scrollWidth = await small.evaluate(() => document.documentElement.scrollWidth);
+    await writeFile(
+      path.join(SCREENSHOTS, 'api-reference-phone.png'),
+      await small.screenshot({ animations: 'disabled', caret: 'hide' }),
+    );
+    await phone?.close();
+    expect(scrollWidth).toBeLessThanOrEqual(WIDTHS.phone.width);
+  });
+
   it('asks nothing of another origin: every request goes to the service itself', () => {
     const origin = new URL(base).origin;
     expect(requests.length).toBeGreaterThan(3);
