@@ -162,7 +162,7 @@ export const settings = {
     .describe('The window of `SIGN_IN_MAX_ATTEMPTS`, from the first failed attempt.'),
   ACCESS_TOKEN_TTL_SECONDS: integer(60, 31_536_000)
     .default(7_776_000)
-    .describe("Access token lifetime (SPEC.md's sample: 7776000, 90 days)."),
+    .describe('Access token lifetime (7776000: 90 days, the `expires_in` sites expect).'),
   REFRESH_TOKEN_TTL_SECONDS: integer(60, 63_072_000)
     .default(15_552_000)
     .describe('Refresh token lifetime (180 days); each use rotates it.'),

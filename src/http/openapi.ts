@@ -1,6 +1,9 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { Config } from '../config.js';
+import { withResponseExamples } from './openapi-examples.js';
+import { withOAuthDocumentation } from './openapi-oauth.js';
+import { OPENAPI_TAGS, tagOf } from './openapi-tags.js';
 
 type Transform = NonNullable<FastifyDynamicSwaggerOptions['transform']>;
 
@@ -15,7 +18,7 @@ const SECURITY: Record<string, Array<Record<string, string[]>> | undefined> = {
 
 /** Every error (CONTRACT.md §4). */
 const ERROR_BODY = {
-  description: 'An error: {ok: false, error, error_description} (CONTRACT.md §4)',
+  description: 'An error: {ok: false, error, error_description} (docs/api.md, "Errors")',
   type: 'object',
   properties: {
     ok: { type: 'boolean', enum: [false] },
@@ -23,7 +26,18 @@ const ERROR_BODY = {
     error_description: { type: 'string', description: 'A sentence a developer can act on' },
   },
   required: ['ok', 'error', 'error_description'],
+  examples: [
+    {
+      ok: false,
+      error: 'invalid_token',
+      error_description: 'The access token is invalid, expired or revoked.',
+    },
+  ],
 };
+
+const FORM = 'application/x-www-form-urlencoded';
+/** The pages' routes that a page script calls with JSON (the passkey ceremonies); the others take HTML forms. */
+const JSON_PAGE_ROUTES = /\/passkeys?\/(options|verify)$/;
 
 /** The OpenAPI document and the catalogue are built from the same route declarations, so they cannot drift. */
 const transform: Transform = (input) => {
@@ -34,7 +48,7 @@ const transform: Transform = (input) => {
   const converted = transformed ?? {};
   const isPage = (input.route.config as { auth?: string } | undefined)?.auth === 'browser';
   const schema = isPage
-    ? converted
+    ? { ...converted, ...(converted.body && !JSON_PAGE_ROUTES.test(url) ? { consumes: [FORM] } : {}) }
     : {
         ...converted,
         response: { ...(converted.response as object | undefined), '4xx': ERROR_BODY, '5xx': ERROR_BODY },
@@ -46,7 +60,9 @@ const transform: Transform = (input) => {
     schema: {
       ...schema,
       ...(config?.description ? { summary: config.description } : {}),
-      ...(config?.auth ? { tags: [config.auth] } : {}),
+      tags: [tagOf(url)],
+      // Who may call it, as the catalogue says (public, bearer, client, browser, mobile).
+      ...(config?.auth ? { 'x-auth': config.auth } : {}),
       ...(security ? { security } : {}),
     },
   };
@@ -64,6 +80,7 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
           'An OAuth 2.0 / OpenID Connect identity provider: sign-in for third-party sites, profiles, the public user search, premium status, the coin wallet, the platform status and the sign-in of the official mobile app. Every error is {"ok": false, "error", "error_description"}. The rules: docs/oauth.md, docs/wallet.md, docs/mobile.md.',
       },
       servers: [{ url: config.PUBLIC_URL }],
+      tags: OPENAPI_TAGS.map((tag) => ({ ...tag })),
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'An access token (`at_…`).' },
@@ -82,5 +99,9 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
       },
     },
     transform,
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? withResponseExamples(withOAuthDocumentation(document.openapiObject))
+        : document.swaggerObject,
   };
 }

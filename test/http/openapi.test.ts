@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPENAPI_TAGS } from '../../src/http/openapi-tags.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 /* GET /api/v1/openapi.json: the OpenAPI 3.1 document, built from the same routes as the catalogue. */
@@ -49,13 +50,72 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('is readable as a page at /api/v1/docs', async () => {
+  it('is readable at /api/v1/docs: Swagger UI, served from this origin, drawing this document', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/docs' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
-    expect(res.body).toContain('<code>POST /api/v1/wallet/charge</code>');
-    expect(res.body).toContain('<code>idempotency_key</code> (required)');
-    expect(res.body).toContain('<code>GET /api/users/search</code>');
+    expect(res.body).toContain('<div id="api-reference" data-openapi-url="/api/v1/openapi.json">');
+    const assets = [...res.body.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((match) => match[1] ?? '');
+    for (const file of ['swagger-ui-bundle.js', 'swagger-ui.css', 'api-reference.js', 'api-reference.css']) {
+      const href = assets.find((asset) => asset.startsWith(`/assets/${file}?v=`));
+      expect(href, file).toBeDefined();
+      const asset = await t.app.inject({ method: 'GET', url: href ?? '' });
+      expect(asset.statusCode, file).toBe(200);
+      expect(asset.headers['content-type']).toMatch(
+        file.endsWith('.js') ? /^text\/javascript/ : /^text\/css/,
+      );
+      expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    }
+    // No script or stylesheet from another origin, and the pages' strict CSP.
+    expect(res.body).not.toMatch(/(?:src|href)="(?:https?:)?\/\//);
+    expect(res.headers['content-security-policy']).toContain("script-src 'self';");
+    expect(res.headers['content-security-policy']).toContain("style-src 'self';");
+  });
+
+  it('groups the operations by feature, with the groups described in order', () => {
+    const tags = (doc as unknown as { tags: Array<{ name: string; description: string }> }).tags;
+    expect(tags.map((tag) => tag.name)).toEqual(OPENAPI_TAGS.map((tag) => tag.name));
+    for (const tag of tags) expect(tag.description.length).toBeGreaterThan(20);
+    const groupOf = (method: string, path: string) => (operation(method, path).tags as string[])[0];
+    expect(groupOf('POST', '/api/v1/oauth/token')).toBe('OAuth and OpenID Connect');
+    expect(groupOf('GET', '/.well-known/openid-configuration')).toBe('OAuth and OpenID Connect');
+    expect(groupOf('GET', '/api/v1/oauth/authorize')).toBe('OAuth and OpenID Connect');
+    expect(groupOf('GET', '/api/v1/me')).toBe('Profiles');
+    expect(groupOf('GET', '/api/users/search')).toBe('Search');
+    expect(groupOf('GET', '/api/v1/premium/status')).toBe('Premium');
+    expect(groupOf('POST', '/api/v1/wallet/charge')).toBe('Wallet');
+    expect(groupOf('GET', '/api/v1/platform/status')).toBe('Platform');
+    expect(groupOf('GET', '/health/live')).toBe('Platform');
+    expect(groupOf('POST', '/api/v1/mobile/verify')).toBe('Mobile');
+    expect(groupOf('GET', '/api/v1/')).toBe('Catalogue');
+    expect(groupOf('GET', '/signin')).toBe('Pages');
+    expect(groupOf('GET', '/assets/swagger-ui-bundle.js')).toBe('Assets');
+    // Every operation has exactly one known group, and no route of the API falls among the pages.
+    const names = new Set<string>(OPENAPI_TAGS.map((tag) => tag.name));
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const op of Object.values(methods)) {
+        const tags = op.tags as string[];
+        expect(tags).toHaveLength(1);
+        expect(names.has(tags[0] ?? ''), path).toBe(true);
+        if (path.startsWith('/api/') && !path.startsWith('/api/v1/oauth/'))
+          expect(tags[0], path).not.toBe('Pages');
+      }
+    }
+  });
+
+  it('says which body each kind of caller sends: HTML forms for pages, JSON for the API and the passkey scripts', () => {
+    const bodyTypes = (method: string, path: string) =>
+      Object.keys((operation(method, path) as { requestBody: { content: object } }).requestBody.content);
+    expect(bodyTypes('POST', '/signin')).toEqual(['application/x-www-form-urlencoded']);
+    expect(bodyTypes('POST', '/account/profile')).toEqual(['application/x-www-form-urlencoded']);
+    expect(bodyTypes('POST', '/api/v1/oauth/token')).toEqual(['application/x-www-form-urlencoded']);
+    expect(bodyTypes('POST', '/signin/passkey/verify')).toEqual(['application/json']);
+    expect(bodyTypes('POST', '/api/v1/wallet/charge')).toEqual(['application/json']);
+  });
+
+  it('points at nothing outside the repository: no description names a file the repository lacks', () => {
+    const text = JSON.stringify(doc);
+    for (const file of ['SPEC.md', 'CONTRACT.md', 'DESIGN.md']) expect(text).not.toContain(file);
   });
 
   it('describes every route of the catalogue, with its catalogue line as the summary', async () => {
@@ -66,7 +126,10 @@ describe('the OpenAPI document', () => {
     for (const route of catalogue.routes) {
       if (route.path === '/api/v1/openapi.json' || route.path === '/api/v1/docs') continue;
       const path = route.path.replace(/:(\w+)/g, '{$1}');
-      expect(operation(route.method, path)).toMatchObject({ summary: route.description, tags: [route.auth] });
+      expect(operation(route.method, path)).toMatchObject({
+        summary: route.description,
+        'x-auth': route.auth,
+      });
     }
   });
 
@@ -103,8 +166,10 @@ describe('the OpenAPI document', () => {
       const op = operation('POST', `/api/v1/mobile/${route}`) as {
         requestBody: { content: Record<string, { schema: { required: string[] } }> };
         tags: string[];
+        'x-auth': string;
       };
-      expect(op.tags).toEqual(['mobile']);
+      expect(op.tags).toEqual(['Mobile']);
+      expect(op['x-auth']).toBe('mobile');
       expect(op.requestBody.content['application/json']?.schema.required.sort()).toEqual(required);
     }
   });

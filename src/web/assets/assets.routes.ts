@@ -5,7 +5,7 @@ import { readStaticFile, type StaticFile } from './static-file.js';
 import { pageScript, stylesheet } from './stylesheet.js';
 
 /** Answers a static file, or 304 when the browser holds this very version. */
-function sendStatic(
+export function sendStatic(
   request: FastifyRequest,
   reply: FastifyReply,
   file: Pick<StaticFile, 'body' | 'etag'>,
