@@ -32,8 +32,8 @@ const isScalar = (value: unknown): value is string | number | boolean | null =>
 
 /**
  * One JSON line as a person reads it: a request line as `GET /path 200 3.1ms`, then every other
- * scalar field as `key=value`, the request id last; objects and errors (with their stack) are
- * left to pino-pretty, which prints them below the line.
+ * scalar field (and list of them) as `key=value`, the request id last; objects and errors (with
+ * their stack) are left to pino-pretty, which prints them below the line.
  */
 export function readableLine(line: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -56,6 +56,8 @@ export function readableLine(line: Record<string, unknown>): Record<string, unkn
       continue;
     }
     if (isScalar(value)) words.push(pair(key, value));
+    // A list of names (the migrations applied) on the line, rather than one line each.
+    else if (Array.isArray(value) && value.every(isScalar)) words.push(pair(key, value.join(',')));
     else out[key] = value;
   }
   out.msg = words.join(' ');

@@ -104,12 +104,10 @@ describe('readable lines', () => {
         'POST /api/v1/oauth/token 401 3.25ms error=invalid_client ' +
         'error_description="Unknown client or wrong client secret." client_id=pk_1 remoteAddress=127.0.0.1 reqId=r-1',
     });
-    // Objects stay objects, for pino-pretty to print below the line.
-    expect(readableLine({ level: 30, msg: 'migrations applied', applied: ['0001'], count: 1 })).toEqual({
-      level: 30,
-      msg: 'migrations applied count=1',
-      applied: ['0001'],
-    });
+    // Lists of names on the line; objects stay objects, for pino-pretty to print below it.
+    expect(
+      readableLine({ level: 30, msg: 'housekeeping', applied: ['0001_a', '0002_b'], purged: { codes: 2 } }),
+    ).toEqual({ level: 30, msg: 'housekeeping applied=0001_a,0002_b', purged: { codes: 2 } });
   });
 
   it('of a whole app: one per request', async () => {
