@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it } from 'vitest';
@@ -108,6 +110,17 @@ describe('readable lines', () => {
     expect(
       readableLine({ level: 30, msg: 'housekeeping', applied: ['0001_a', '0002_b'], purged: { codes: 2 } }),
     ).toEqual({ level: 30, msg: 'housekeeping applied=0001_a,0002_b', purged: { codes: 2 } });
+  });
+
+  it('as docs/operating.md shows them', () => {
+    const guide = readFileSync(path.join(import.meta.dirname, '../../docs/operating.md'), 'utf8');
+    const json =
+      /<!-- log:request-line -->\n```json\n(.+)\n```\n\nOn a terminal the same line reads:\n\n```\n(.+)\n```/.exec(
+        guide,
+      );
+    expect(json).not.toBeNull();
+    const shown = readableLine(JSON.parse(json?.[1] as string));
+    expect(json?.[2]).toBe(`[20:40:13.255] INFO: ${shown.msg}`);
   });
 
   it('of a whole app: one per request', async () => {

@@ -70,5 +70,7 @@ describe('X-Request-Id', () => {
       expect(mine[0], kind).toMatchObject({ msg: 'request completed', statusCode: status });
     }
     expect(ids.size).toBe(answers.length);
+    const limitedLine = lines.find((line) => line.reqId === answers[8]?.[1].headers['x-request-id']);
+    expect(limitedLine).toMatchObject({ error: 'rate_limited' });
   });
 });

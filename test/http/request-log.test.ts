@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyBaseLogger, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -183,6 +185,11 @@ describe('refusals of the token, introspection, revocation and PAR endpoints', (
     });
     expect(lineOf(posted)).toMatchObject({ error: 'invalid_client', client_id: client.clientId });
     expect(written.join('')).not.toMatch(/secret[3-6]/);
+
+    // docs/operating.md shows this line: the same fields.
+    const guide = readFileSync(path.join(import.meta.dirname, '../../docs/operating.md'), 'utf8');
+    const shown = /<!-- log:request-line -->\n```json\n(.+)\n```/.exec(guide)?.[1] as string;
+    expect(Object.keys(JSON.parse(shown)).sort()).toEqual(Object.keys(lineOf(res)).sort());
   });
 
   it('a refused grant, DPoP proof, introspection, revocation and pushed request', async () => {
