@@ -5,7 +5,8 @@ import type { FastifyBaseLogger, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/http/logger.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { makeClient, makeUser, type TestClient } from '../helpers/factories.js';
+import { dpopKey, dpopProof } from '../helpers/dpop.js';
+import { makeClient, makeUser, mintCode, type TestClient } from '../helpers/factories.js';
 import { authorizeUrl, basic, postForm } from '../helpers/http.js';
 import { insertAccessToken } from '../helpers/tokens.js';
 
@@ -234,6 +235,36 @@ describe('refusals of bearer routes and of the logout endpoint', () => {
       error_detail: 'unknown access token',
     });
     expect(written.join('')).not.toContain('at_secret10');
+  });
+
+  it('invalid_dpop_proof for a bound token with a proof that does not check out, never the proof', async () => {
+    const user = await makeUser(t);
+    const code = await mintCode(t, client, user, { scopes: ['openid'] });
+    const issued = await postForm(
+      t.app,
+      '/api/v1/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri },
+      { authorization: basic(client), dpop: await dpopProof(t, await dpopKey()) },
+    );
+    expect(issued.statusCode).toBe(200);
+    expect(lineOf(issued)).toMatchObject({ statusCode: 200, client_id: client.clientId });
+    const token = issued.json().access_token as string;
+    const proof = 'eyJhbGciOiJub25lIn0.eyJzZWNyZXQiOiJwcm9vZjExIn0.';
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/oauth/userinfo',
+      headers: { authorization: `DPoP ${token}`, dpop: proof },
+    });
+    expect(res.statusCode).toBe(401);
+    expect(lineOf(res)).toMatchObject({
+      error: 'invalid_dpop_proof',
+      error_description: expect.any(String),
+      client_id: client.clientId,
+      user_id: user.id,
+    });
+    for (const secret of [code, token, proof, issued.json().refresh_token as string]) {
+      expect(written.join('')).not.toContain(secret);
+    }
   });
 
   it('a logout request that does not check out', async () => {
