@@ -20,6 +20,7 @@ import { createLogger } from './http/logger.js';
 import { installMetrics, type PoolStats } from './http/metrics.js';
 import { openApiOptions } from './http/openapi.js';
 import { installRateLimits } from './http/rate-limit.js';
+import { RequestLogController } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { responseSerializerCompiler } from './http/serializer.js';
@@ -74,6 +75,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // unless a route sets its own log level. This runs on every request.
     childLoggerFactory: (logger, bindings, childOptions) =>
       childOptions.level === undefined ? logger.child(bindings) : logger.child(bindings, childOptions),
+    // One line per request, written once it is answered (src/http/request-log.ts).
+    logController: new RequestLogController(),
     bodyLimit: BODY_LIMIT,
     trustProxy: options.config.TRUST_PROXY,
     // Request ids are ours: an id sent by the caller is not trusted into our logs.

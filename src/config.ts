@@ -152,6 +152,12 @@ export const settings = {
     })
     .default('info')
     .describe('pino log level.'),
+  LOG_FORMAT: z
+    .enum(['pretty', 'json'], { message: 'must be pretty or json' })
+    .optional()
+    .describe(
+      '`json`: one JSON object per line; `pretty`: readable lines. Unset: `pretty` when stdout is a terminal, `json` otherwise (a pipe, a file, a container log).',
+    ),
   SIGN_IN_MAX_ATTEMPTS: integer(1, 1000)
     .default(10)
     .describe(

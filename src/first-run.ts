@@ -15,9 +15,9 @@ export async function hasNoClient(db: Kysely<Database>): Promise<boolean> {
 }
 
 /**
- * The next step after a first `npm start`: one info log line (JSON like every other line, with the
- * command and the discovery URL as fields, and a `msg` a person can read), plus the same in plain
- * lines when stdout is a terminal, where nobody parses the log. Nothing when info lines are off.
+ * The next step after a first `npm start`: one info log line (with the command and the discovery
+ * URL as fields, and a `msg` a person can read), plus the same as a block of plain lines when
+ * stdout is a terminal, where it stands out from the log. Nothing when info lines are off.
  * In production the step is registering a client: `idp demo` is refused there.
  */
 export function logFirstRunHint(

@@ -8,6 +8,7 @@ import {
   cachedAccessToken,
   lookUpAccessToken,
 } from '../modules/oidc/bearer.service.js';
+import { noteRequestLog } from './request-log.js';
 import { RequestValues } from './request-values.js';
 
 export type { AccessTokenContext } from '../modules/oidc/bearer.service.js';
@@ -85,11 +86,16 @@ async function workingToken(
   scheme: 'bearer' | 'dpop',
 ): Promise<AccessTokenContext> {
   const now = deps.ctx.clock.now().getTime();
-  const cached = cachedAccessToken(deps.ctx, tokenHash, now);
-  if (cached) return cached;
-  const found = await lookUpAccessToken(deps.db, deps.ctx, tokenHash, now);
-  if (typeof found !== 'string') return found;
-  request.log.info({ reason: found }, 'bearer token refused');
+  const found =
+    cachedAccessToken(deps.ctx, tokenHash, now) ??
+    (await lookUpAccessToken(deps.db, deps.ctx, tokenHash, now));
+  if (typeof found !== 'string') {
+    // Whose token it is, on the request's log line, even if its scheme or DPoP proof is refused next.
+    noteRequestLog(request, { client_id: found.clientId, user_id: found.userId });
+    return found;
+  }
+  // Which rule refused it goes to the log only (RFC 6750 §3.1 tells the caller no more than invalid_token).
+  noteRequestLog(request, { error_detail: found });
   throw found === 'expired access token'
     ? new InvalidToken('The access token has expired.', scheme)
     : new InvalidToken(undefined, scheme);

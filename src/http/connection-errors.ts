@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../lib/errors.js';
+import { logRequestLine, noteErrorAnswer } from './request-log.js';
 
 /** What Node's HTTP parser refuses before any route runs, in the contract's words. */
 function parserError(code: string | undefined): ApiError {
@@ -43,7 +44,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
  */
 export function answerFrameworkError(
   error: FastifyError,
-  _request: FastifyRequest,
+  request: FastifyRequest,
   reply: FastifyReply,
 ): void {
   const apiError =
@@ -59,8 +60,13 @@ export function answerFrameworkError(
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
+    // No hook runs for this answer: the id every other one gets from the onRequest hook.
+    'x-request-id': request.id,
   });
   reply.raw.end(body);
+  // Nor does Fastify's request logging: the line is written here.
+  noteErrorAnswer(request, apiError);
+  logRequestLine(request, apiError.status, reply.elapsedTime);
 }
 
 /** How much of a body that was answered before it was read is still read and dropped. */

@@ -12,6 +12,7 @@ import {
   Unauthorized,
   Unavailable,
 } from '../lib/errors.js';
+import { noteErrorAnswer } from './request-log.js';
 import type { RouteRegistry } from './route-registry.js';
 
 interface ValidationIssue {
@@ -80,7 +81,9 @@ export function toApiError(error: unknown): ApiError {
   return new ServerError(undefined, { cause: error });
 }
 
+/** Answers with the contract's error body; the request's log line says which error and why. */
 export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
+  noteErrorAnswer(reply.request, error);
   return reply.code(error.status).headers(error.headers).send(error.toBody());
 }
 
@@ -99,9 +102,9 @@ export function installErrorHandling(
       request.log.error({ err: error }, 'unhandled error');
     } else if (apiError instanceof Unavailable) {
       request.log.warn({ err: apiError.cause ?? error }, 'service unavailable');
-    } else if (apiError.detail) {
-      request.log.info({ error: apiError.error, detail: apiError.detail }, 'request refused');
     }
+    // A refusal is not logged on a line of its own: the request's line carries its code and reason.
+    noteErrorAnswer(request, apiError);
     // A browser on a page (or the authorize endpoint) gets a page, with the contract's status and
     // headers (Retry-After on 429); every other caller the JSON body.
     if (request.routeOptions.config?.auth === 'browser') {

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import pino, { type Logger } from 'pino';
 import type { Config } from '../config.js';
+import { chooseLogFormat, type LogOutput, prettyDestination } from './log-format.js';
 
 /** Query parameters whose values never reach a log line. */
 const SENSITIVE_QUERY_KEYS = new Set([
@@ -104,14 +105,21 @@ export function serializeError(error: unknown, depth = 0): unknown {
   return out;
 }
 
-/** pino with the request serializers and the redaction list of the service. */
+/**
+ * pino with the request serializers and the redaction list of the service, writing JSON lines or
+ * readable ones (`LOG_FORMAT`; unset: readable on a terminal). Redaction runs while pino writes
+ * the line, so both formats get it; times are ISO 8601 in UTC.
+ */
 export function createLogger(
-  config: Pick<Config, 'LOG_LEVEL'>,
-  destination?: pino.DestinationStream,
+  config: Pick<Config, 'LOG_LEVEL'> & Partial<Pick<Config, 'LOG_FORMAT'>>,
+  destination?: LogOutput,
 ): Logger {
+  const output: LogOutput = destination ?? process.stdout;
+  const pretty = config.LOG_LEVEL !== 'silent' && chooseLogFormat(config.LOG_FORMAT, output) === 'pretty';
   return pino(
     {
       level: config.LOG_LEVEL,
+      timestamp: pino.stdTimeFunctions.isoTime,
       // Explicit paths rather than wildcards: pino applies a wildcard redaction to the bindings
       // of every child logger, that is, once per request; explicit paths cost only on the lines
       // that carry those keys.
@@ -136,6 +144,12 @@ export function createLogger(
         err: serializeError,
       },
     },
-    destination,
+    // Readable lines are written synchronously (see prettyDestination); JSON goes to stdout through
+    // pino's own buffered destination, flushed at exit, unless a test gives its own.
+    pretty
+      ? prettyDestination(destination ?? pino.destination({ dest: 1, sync: true }), {
+          colour: output.isTTY === true,
+        })
+      : destination,
   );
 }

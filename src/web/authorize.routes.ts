@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../context.js';
+import { noteErrorAnswer } from '../http/request-log.js';
 import { AccessDenied, ApiError } from '../lib/errors.js';
 import { findUserById } from '../modules/accounts/accounts.repository.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
@@ -45,11 +46,21 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const issuer = ctx.config.PUBLIC_URL;
   app.addHook('onRequest', async (_request, reply) => noStore(reply));
 
+  /**
+   * The error response as a redirect to the client (RFC 6749 §4.1.2.1); the request's log line
+   * says which error, as it would for an error page.
+   */
+  const redirectWithError = (reply: FastifyReply, error: AuthorizeRedirectError, status?: 303) => {
+    noteErrorAnswer(reply.request, error.apiError);
+    const location = errorRedirect(error, issuer);
+    return status ? reply.redirect(location, status) : reply.redirect(location);
+  };
+
   /** Renders the page or redirect that an authorize error calls for. */
   const answerAuthorizeError = (reply: FastifyReply, error: unknown): FastifyReply => {
-    if (error instanceof AuthorizeRedirectError) return reply.redirect(errorRedirect(error, issuer));
+    if (error instanceof AuthorizeRedirectError) return redirectWithError(reply, error);
     if (error instanceof ApiError && !error.redirectable) {
-      throw new PageError(400, 'invalid_link', { detail: error.description });
+      throw new PageError(400, 'invalid_link', { detail: error.description }, error);
     }
     throw error;
   };
@@ -65,11 +76,9 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     pending: { id: string; staleSessionHash: string | null } | null,
   ): Promise<FastifyReply> => {
     const fail = (error: string, description: string) =>
-      reply.redirect(
-        errorRedirect(
-          new AuthorizeRedirectError(new ApiError(400, error, description), authz.redirectUri, authz.state),
-          issuer,
-        ),
+      redirectWithError(
+        reply,
+        new AuthorizeRedirectError(new ApiError(400, error, description), authz.redirectUri, authz.state),
       );
     const session = await loadSession(request, deps);
     if (!sessionSatisfies(authz, session, pending, deps.ctx.clock.now()) || session === null) {
@@ -219,7 +228,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
           authz.redirectUri,
           authz.state,
         );
-        return reply.redirect(errorRedirect(denied, issuer), 303);
+        return redirectWithError(reply, denied, 303);
       }
       // CONTRACT.md §5: unchecking the e-mail box drops `email` from the grant.
       const withheld: Scope[] =

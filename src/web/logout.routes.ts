@@ -40,7 +40,7 @@ function parametersOf(value: unknown): Record<string, unknown> {
 /** A request that does not check out: the error page, never a redirect (RP-Initiated Logout §4). */
 function asPage(error: unknown): unknown {
   return error instanceof ApiError && !error.redirectable && !(error instanceof PageError)
-    ? new PageError(400, 'logout_invalid', { detail: error.description })
+    ? new PageError(400, 'logout_invalid', { detail: error.description }, error)
     : error;
 }
 

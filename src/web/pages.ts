@@ -243,15 +243,17 @@ export function renderErrorPage(
 
 /**
  * An error a page route throws to answer with a given error page: the one error handler renders it
- * (`renderBrowserError`), so no route renders error pages of its own.
+ * (`renderBrowserError`), so no route renders error pages of its own. `cause`: the error the page
+ * stands for (an authorize or logout request's), whose code the request's log line gives.
  */
 export class PageError extends ApiError {
   constructor(
     status: number,
     readonly kind: ErrorPageKind,
     readonly options: ErrorPageOptions = {},
+    cause?: ApiError,
   ) {
-    super(status, kind, options.detail ?? kind);
+    super(status, kind, options.detail ?? kind, { cause });
   }
 }
 

@@ -3,6 +3,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Deps } from '../context.js';
+import { noteRequestLog } from '../http/request-log.js';
 import { type AuthenticationMethod, PASSWORD_ONLY } from '../lib/amr.js';
 import { hashSecret } from '../lib/secrets.js';
 import { endBrowserSessions } from '../modules/accounts/session-end.service.js';
@@ -81,9 +82,10 @@ async function lookUp(request: FastifyRequest, deps: Deps): Promise<BrowserSessi
   const id = presentedSessionId(request);
   if (!id) return null;
   const row = await findActiveSession(deps.db, hashSecret(id), deps.ctx.clock.now());
-  return row
-    ? { idHash: row.idHash, sid: row.sid, userId: row.userId, authTime: row.authTime, amr: row.amr }
-    : null;
+  if (!row) return null;
+  // The signed-in user, on the request's log line (never the session id: it is the credential).
+  noteRequestLog(request, { user_id: row.userId });
+  return { idHash: row.idHash, sid: row.sid, userId: row.userId, authTime: row.authTime, amr: row.amr };
 }
 
 /**

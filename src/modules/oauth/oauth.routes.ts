@@ -3,6 +3,7 @@ import type { Deps } from '../../context.js';
 import { clientCredentials } from '../../http/client-credentials.js';
 import { tokensIssued } from '../../http/metrics.js';
 import { countAuthenticatedClient } from '../../http/rate-limit.js';
+import { noteRequestLog, presentedClientId } from '../../http/request-log.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import { checkDpopProof } from '../dpop/dpop.service.js';
@@ -63,7 +64,10 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     options: { publicClients?: boolean } = {},
   ) => {
     const params = clientForm(request, reply);
-    const client = await authenticateClient(deps.db, deps.ctx, clientCredentials(request, params), options);
+    const credentials = clientCredentials(request, params);
+    // The client_id presented, on the request's log line, so that a refusal names the client.
+    noteRequestLog(request, { client_id: presentedClientId(credentials.clientId) });
+    const client = await authenticateClient(deps.db, deps.ctx, credentials, options);
     countAuthenticatedClient(request, client.clientId);
     return { params, client };
   };
