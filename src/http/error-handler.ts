@@ -115,7 +115,7 @@ function answersWithPage(request: FastifyRequest): boolean {
   return !isApiPath(request.url.split('?', 1)[0] ?? '/') && prefersHtml(request.headers.accept);
 }
 
-/** The 404 of a path no route serves (CONTRACT.md §4); the path, the caller's input, is not repeated. */
+/** The 404 of a path no route serves; the path, the caller's input, is not repeated. */
 export function noRoute(method: string): ApiError {
   return new NotFound(`No route for ${method} at this path; GET /api/v1/ lists every route.`);
 }
