@@ -135,8 +135,8 @@ export function installErrorHandling(
     } else if (apiError.detail) {
       request.log.info({ error: apiError.error, detail: apiError.detail }, 'request refused');
     }
-    // A browser on a page (or the authorize endpoint) gets a page, with the contract's status and
-    // headers (Retry-After on 429); every other caller the JSON body.
+    // A browser on a page (or the authorize endpoint, or a path outside the API) gets a page, with
+    // the contract's status and headers (Retry-After on 429); every other caller the JSON body.
     if (answersWithPage(request)) {
       reply.headers(apiError.headers);
       return renderBrowserError(reply, apiError);
