@@ -25,6 +25,7 @@ import * as m0023 from './0023_pushed_authorization_requests.js';
 import * as m0024 from './0024_dpop.js';
 import * as m0025 from './0025_logout.js';
 import * as m0026 from './0026_backchannel_logout.js';
+import * as m0027 from './0027_client_logo.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '0024_dpop': m0024,
   '0025_logout': m0025,
   '0026_backchannel_logout': m0026,
+  '0027_client_logo': m0027,
 };

@@ -39,6 +39,7 @@ import { searchRoutes } from './modules/search/search.routes.js';
 import { walletRoutes } from './modules/wallet/wallet.routes.js';
 import { accountRoutes } from './web/account.routes.js';
 import { authorizeRoutes } from './web/authorize.routes.js';
+import { brandOf } from './web/brand.js';
 import { catalogueRoutes } from './web/catalogue.routes.js';
 import { logoutRoutes } from './web/logout.routes.js';
 import { installPageGuards } from './web/page-guards.js';
@@ -110,6 +111,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }
   await app.register(formbody, { bodyLimit: BODY_LIMIT });
   app.decorate('secureCookies', options.config.PUBLIC_URL.startsWith('https:'));
+  app.decorate('brand', brandOf(options.config));
   // The first secret signs; the former ones (COOKIE_SECRET_PREVIOUS) still verify, during a rotation.
   await app.register(cookie, {
     secret: [options.config.COOKIE_SECRET, ...options.config.COOKIE_SECRET_PREVIOUS],

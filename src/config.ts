@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { brandSettings, mailbox } from './config-brand.js';
 
 /**
  * Every setting, read once from the environment (CONTRACT.md §1). Each description is the source of
@@ -145,7 +146,7 @@ export const settings = {
       'must be an address, or a name followed by <address>',
     )
     .optional()
-    .describe('The sender of every message. Default `idp <no-reply@host of PUBLIC_URL>`.'),
+    .describe('The sender of every message. Default `<BRAND_NAME> <no-reply@host of PUBLIC_URL>`.'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -203,6 +204,7 @@ export const settings = {
     'Per IP: failed client authentications (401 invalid_client) and 401s on bearer routes; past it, that IP is refused on those routes until the window ends; `0` turns it off.',
   ),
   RATE_LIMIT_BEARER_PER_MIN: perMinute(1200).describe('Per access token; `0` turns it off.'),
+  ...brandSettings,
 } as const;
 
 const schema = z.object(settings);
@@ -223,9 +225,6 @@ export type Config = Readonly<
 
 /** A development-only secret; `NODE_ENV=production` refuses to start with it. */
 const DEVELOPMENT_COOKIE_SECRET = 'insecure-development-cookie-secret-do-not-use-in-production';
-
-/** What the service calls itself: on its pages and in the default MAIL_FROM. */
-export const SERVICE_NAME = 'idp';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -267,7 +266,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...parsed,
     PUBLIC_URL: publicUrl,
     COOKIE_SECRET: parsed.COOKIE_SECRET ?? DEVELOPMENT_COOKIE_SECRET,
-    MAIL_FROM: parsed.MAIL_FROM ?? `${SERVICE_NAME} <no-reply@${new URL(publicUrl).hostname}>`,
+    MAIL_FROM: parsed.MAIL_FROM ?? mailbox(parsed.BRAND_NAME, `no-reply@${new URL(publicUrl).hostname}`),
     cookieSecretIsDefault: !parsed.COOKIE_SECRET,
     publicUrlIsDefault: !parsed.PUBLIC_URL,
   });

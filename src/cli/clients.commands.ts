@@ -26,7 +26,7 @@ export const clientCommands: Command[] = [
     usage:
       'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--post-logout-redirect-uri URL …]' +
       ' [--wallet] [--official-mobile] [--public] [--require-par] [--require-dpop] [--id-token-alg RS256|ES256|EdDSA]' +
-      ' [--backchannel-logout-uri URL]',
+      ' [--backchannel-logout-uri URL] [--logo-uri URL]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
       name: { type: 'string' },
@@ -40,6 +40,7 @@ export const clientCommands: Command[] = [
       public: { type: 'boolean' },
       'require-dpop': { type: 'boolean' },
       'backchannel-logout-uri': { type: 'string' },
+      'logo-uri': { type: 'string' },
     },
     check: (args) => void algorithmOption(args, 'id-token-alg'),
     run: (ctx, args) =>
@@ -55,6 +56,7 @@ export const clientCommands: Command[] = [
         requirePar: args.values['require-par'] === true,
         idTokenAlg: algorithmOption(args, 'id-token-alg'),
         backchannelLogoutUri: str(args, 'backchannel-logout-uri'),
+        logoUri: str(args, 'logo-uri'),
       }),
     text: (result) =>
       'client_secret' in result
@@ -79,7 +81,7 @@ export const clientCommands: Command[] = [
       'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false]' +
       ' [--add-redirect-uri URL …] [--remove-redirect-uri URL …] [--add-post-logout-redirect-uri URL …] [--remove-post-logout-redirect-uri URL …]' +
       ' [--require-par true|false] [--require-dpop true|false] [--id-token-alg RS256|ES256|EdDSA]' +
-      ' [--backchannel-logout-uri URL ("" removes it)]',
+      ' [--backchannel-logout-uri URL ("" removes it)] [--logo-uri URL ("" removes it)]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
@@ -94,6 +96,7 @@ export const clientCommands: Command[] = [
       'add-post-logout-redirect-uri': { type: 'string', multiple: true },
       'remove-post-logout-redirect-uri': { type: 'string', multiple: true },
       'backchannel-logout-uri': { type: 'string' },
+      'logo-uri': { type: 'string' },
     },
     check: (args) => void algorithmOption(args, 'id-token-alg'),
     positionals: 1,
@@ -113,6 +116,7 @@ export const clientCommands: Command[] = [
         removePostLogoutRedirectUris:
           (args.values['remove-post-logout-redirect-uri'] as string[] | undefined) ?? [],
         backchannelLogoutUri: str(args, 'backchannel-logout-uri'),
+        logoUri: str(args, 'logo-uri'),
       }),
   },
   {

@@ -74,6 +74,8 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'id-token-alg': 'RS256 (default), ES256 or EdDSA: the algorithm its id_tokens are signed with',
       'backchannel-logout-uri':
         "where logout tokens are posted when a user's session ends (https, or http on loopback)",
+      'logo-uri':
+        'a logo shown on the sign-in and consent pages of its requests (https, or http on loopback for development)',
     },
     example:
       'idp clients create --name "My site" --site-url https://mysite.example --redirect-uri https://mysite.example/callback',
@@ -95,6 +97,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'remove-post-logout-redirect-uri': 'unregister a post-logout return address; repeatable',
       'id-token-alg': 'RS256, ES256 or EdDSA: from the next id_token on',
       'backchannel-logout-uri': 'a new back-channel logout URI; an empty string removes it',
+      'logo-uri': 'a new logo URI (https, or http on loopback); an empty string removes it',
     },
     example: 'idp clients update pk_1PFYFtfEa0xO3IQz9Vtn9A --add-redirect-uri https://mysite.example/cb2',
   },

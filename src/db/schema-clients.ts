@@ -3,7 +3,7 @@ import type { SigningAlgorithm } from '../lib/signing-algorithms.js';
 
 /**
  * The protocol settings of `clients` (OIDC Registration §2, RFC 7591 §2, RFC 9449 §5.2,
- * RP-Initiated and Back-Channel Logout 1.0), added by migrations 0022 to 0026; part of schema.ts's
+ * RP-Initiated and Back-Channel Logout 1.0), added by migrations 0022 to 0027; part of schema.ts's
  * ClientsTable.
  */
 export interface ClientProtocolColumns {
@@ -17,4 +17,6 @@ export interface ClientProtocolColumns {
   post_logout_redirect_uris: Generated<string[]>;
   /** migrations/0026: where logout tokens are POSTed (OIDC Back-Channel Logout 1.0 §2.2), or null. */
   backchannel_logout_uri: Generated<string | null>;
+  /** migrations/0027: the logo shown on its sign-in and consent pages (RFC 7591 §2 `logo_uri`), or null. */
+  logo_uri: Generated<string | null>;
 }

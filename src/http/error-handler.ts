@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { prefersHtml } from '../lib/accept.js';
 import {
   AccessDenied,
   ApiError,
@@ -90,6 +91,38 @@ export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply
 /** How a browser route answers an error: a page in the reader's language (src/web/). */
 export type BrowserErrorRenderer = (reply: FastifyReply, error: ApiError) => FastifyReply;
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A page for browsers only (`Accept` prefers text/html); other callers get JSON, errors included. */
+    pageByAccept?: boolean;
+  }
+}
+
+/**
+ * The API's paths answer JSON to every caller, a browser included, as api.github.com and Google's
+ * APIs do whatever the `Accept`: a developer opening an unknown API URL sees the error body.
+ */
+function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/') || path.startsWith('/.well-known/');
+}
+
+/**
+ * Whether an error is answered with a page: always on a browser route (sign-in, authorize…); on
+ * the landing page and on paths no route serves (404, 405, and a 429 there), when `Accept` prefers
+ * HTML (RFC 9110 §12.5.1) and the path is not the API's; JSON everywhere else.
+ */
+function answersWithPage(request: FastifyRequest): boolean {
+  const config = request.routeOptions.config;
+  if (config?.pageByAccept) return prefersHtml(request.headers.accept);
+  if (config?.auth !== undefined) return config.auth === 'browser';
+  return !isApiPath(request.url.split('?', 1)[0] ?? '/') && prefersHtml(request.headers.accept);
+}
+
+/** The 404 of a path no route serves; the path, the caller's input, is not repeated. */
+export function noRoute(method: string): ApiError {
+  return new NotFound(`No route for ${method} at this path; GET /api/v1/ lists every route.`);
+}
+
 /** Installs the one error handler, the 404/405 handler, and the 503 answer while shutting down. */
 export function installErrorHandling(
   app: FastifyInstance,
@@ -105,9 +138,9 @@ export function installErrorHandling(
     }
     // A refusal is not logged on a line of its own: the request's line carries its code and reason.
     noteErrorAnswer(request, apiError);
-    // A browser on a page (or the authorize endpoint) gets a page, with the contract's status and
-    // headers (Retry-After on 429); every other caller the JSON body.
-    if (request.routeOptions.config?.auth === 'browser') {
+    // A browser on a page (or the authorize endpoint, or a path outside the API) gets a page, with
+    // the contract's status and headers (Retry-After on 429); every other caller the JSON body.
+    if (answersWithPage(request)) {
       reply.headers(apiError.headers);
       return renderBrowserError(reply, apiError);
     }
@@ -118,9 +151,12 @@ export function installErrorHandling(
     const path = request.url.split('?', 1)[0] ?? '/';
     const allowed = registry.allowedMethods(path);
     const error =
-      allowed.length > 0
-        ? new MethodNotAllowed(request.method, allowed)
-        : new NotFound(`No route for ${request.method} at this path; GET /api/v1/ lists every route.`);
+      allowed.length > 0 ? new MethodNotAllowed(request.method, allowed) : noRoute(request.method);
+    if (answersWithPage(request)) {
+      noteErrorAnswer(request, error);
+      reply.headers(error.headers);
+      return renderBrowserError(reply, error);
+    }
     return sendApiError(reply, error);
   });
 

@@ -102,6 +102,16 @@ export function redirectUriMatches(registered: readonly string[], requested: str
 }
 
 /**
+ * Why a URI cannot be a client's logo (RFC 7591 §2 `logo_uri`), or null when it can: https, or
+ * http on a loopback host for development (a page served over https will not load it: mixed
+ * content), at most 2048 characters. The pages admit its origin to their CSP's img-src.
+ */
+export function logoUriProblem(uri: string): string | null {
+  if (uri.length > 2048) return 'logo URI must be at most 2048 characters';
+  return webUriProblem(uri, 'logo URI');
+}
+
+/**
  * Why a URI cannot be a client's back-channel logout URI, or null when it can (CONTRACT.md §9;
  * no fragment, Back-Channel Logout 1.0 §2.2). Where it may connect to is checked again at each
  * delivery, on the resolved address.

@@ -12,6 +12,7 @@ import { accountEmailRoutes } from './account-email.routes.js';
 import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';
 import { emailVerifyRoutes } from './email-verify.routes.js';
+import { homeRoutes } from './home.routes.js';
 import { isAccountNotice } from './i18n/index.js';
 import { formBody, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
@@ -66,6 +67,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     reply.header('cache-control', 'no-store');
   });
 
+  await app.register(homeRoutes, deps);
   await app.register(signInRoutes, deps);
   await app.register(settingsRoutes, deps);
   await app.register(accountDataRoutes, deps);

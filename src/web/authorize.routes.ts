@@ -24,6 +24,7 @@ import { type AuthorizationRequest, AuthorizeRedirectError } from '../modules/oa
 import type { Scope } from '../modules/oauth/scopes.js';
 import { issueCsrfToken } from './csrf.js';
 import { PageError, renderPage } from './pages.js';
+import { appImageOrigins, appOf } from './requesting-app.js';
 import { loadSession } from './session.js';
 
 /** The second step of sign-in for a pending request (or the enrolment of a first factor). */
@@ -114,20 +115,22 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session.idHash));
     const user = await findUserById(db, session.userId);
     if (!user) throw new Error('the signed-in user no longer exists');
+    const app = appOf(authz.client);
     return renderPage(
       reply,
       'consent',
       {
         csrfToken: issueCsrfToken(request, reply, deps.ctx),
         requestId: id,
-        client: { name: authz.client.name, siteUrl: authz.client.siteUrl },
+        client: { name: authz.client.name, siteUrl: authz.client.siteUrl, logo: app.logo?.src ?? null },
         user: { username: user.username },
         scopes: authz.scopes,
         emailRequested: authz.scopes.includes('email'),
         walletRequested: authz.scopes.includes('wallet'),
       },
       // Switching the language shows this request's page again, rather than starting a new one.
-      { switchBase: resumeUrl(id) },
+      // The app's logo host is admitted to this page's img-src, and only to it.
+      { switchBase: resumeUrl(id), imageOrigins: appImageOrigins(app) },
     );
   };
 

@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SERVICE_NAME } from '../config.js';
 import { ApiError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
 import { pageScript, stylesheet } from './assets/stylesheet.js';
@@ -136,6 +135,12 @@ function prepare(reply: FastifyReply, template: PageTemplate, options: PageOptio
   };
 }
 
+/** The page's image origins (the CSP's img-src) with the branding logo's, when it is elsewhere. */
+function withBrandOrigin(reply: FastifyReply, origins: readonly string[] = []): readonly string[] {
+  const logoOrigin = reply.server.brand.logo?.origin;
+  return logoOrigin && !origins.includes(logoOrigin) ? [...origins, logoOrigin] : origins;
+}
+
 async function render(
   reply: FastifyReply,
   template: PageTemplate,
@@ -143,9 +148,11 @@ async function render(
   rendering: Rendering,
 ) {
   const { locale, t } = rendering;
+  const { brand } = reply.server;
   const helpers = {
     locale,
     t,
+    serviceName: brand.name,
     plural: (forms: PluralForms, count: number) => plural(locale, forms, count),
     date: (value: Date | string) => formatDate(locale, new Date(value)),
   };
@@ -160,8 +167,9 @@ async function render(
     ...helpers,
     title,
     template,
-    serviceName: SERVICE_NAME,
+    brandLogo: brand.logo?.src ?? null,
     stylesheetHref: stylesheet().href,
+    brandStylesheetHref: brand.stylesheet?.href ?? null,
     scriptHref: pageScript().href,
     switchLinks: rendering.switchLinks,
     body,
@@ -180,7 +188,7 @@ export function renderPage(
   options: PageOptions = {},
 ): FastifyReply {
   const rendering = prepare(reply, template, options);
-  setPageHeaders(reply, rendering.locale, options.imageOrigins);
+  setPageHeaders(reply, rendering.locale, withBrandOrigin(reply, options.imageOrigins));
   render(reply, template, data, rendering).then(
     (html) => reply.send(html),
     (error: unknown) => reply.send(error),
@@ -199,6 +207,7 @@ export interface ErrorPageOptions extends PageOptions {
 /** The way out an error page of a kind offers, besides the account page (its text: `t.errors[kind].link`). */
 const ERROR_PAGE_LINKS: Partial<Record<ErrorPageKind, string>> = {
   reset_link_invalid: '/password/forgot',
+  not_found: '/',
 };
 
 /**
@@ -213,7 +222,7 @@ export function renderErrorPage(
 ): FastifyReply {
   reply.code(status);
   const rendering = prepare(reply, 'error', options);
-  setPageHeaders(reply, rendering.locale);
+  setPageHeaders(reply, rendering.locale, withBrandOrigin(reply));
   const { t, locale } = rendering;
   const { title, message } = t.errors[kind];
   const retry =
@@ -272,9 +281,10 @@ const PAGE_KINDS: Record<number, ErrorPageKind> = {
 function errorPageOf(apiError: ApiError): { kind: ErrorPageKind; options: ErrorPageOptions } {
   if (apiError instanceof PageError) return { kind: apiError.kind, options: apiError.options };
   const kind = PAGE_KINDS[apiError.status] ?? (apiError.status >= 500 ? 'server_error' : 'bad_request');
-  // A 500's description is a fixed sentence that the page already says; a 429's is the retry
-  // delay, which the page says in the reader's language.
-  if (kind === 'server_error') return { kind, options: {} };
+  // A 500's description is a fixed sentence that the page already says, as is a 404's (it speaks
+  // to API clients of the route catalogue); a 429's is the retry delay, which the page says in the
+  // reader's language.
+  if (kind === 'server_error' || kind === 'not_found') return { kind, options: {} };
   if (kind === 'rate_limited') {
     const seconds = Number(apiError.headers['retry-after']);
     return { kind, options: Number.isInteger(seconds) ? { retryAfterSeconds: seconds } : {} };

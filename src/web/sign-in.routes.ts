@@ -25,6 +25,7 @@ import {
 import { pageLocale, renderPage } from './pages.js';
 import { passkeySignInData } from './passkeys-section.js';
 import { setPendingSignInCookie } from './pending-sign-in-cookie.js';
+import { appImageOrigins, requestingApp } from './requesting-app.js';
 import { endSession, startSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
 
@@ -34,12 +35,14 @@ const signOutBody = formBody({ csrf_token: text });
 /** `expired`: the password step of a sign-in ran out before its second factor (CONTRACT.md §8). */
 const signInQuery = z.object({ ...flowFields, expired: text });
 
-function renderSignIn(
-  ctx: Context,
+async function renderSignIn(
+  deps: Deps,
   request: FastifyRequest,
   reply: FastifyReply,
   page: { flow: Flow; username?: string; error?: SignInError; status?: number; expired?: boolean },
-): FastifyReply {
+): Promise<FastifyReply> {
+  const { ctx } = deps;
+  const app = await requestingApp(deps, page.flow.requestId);
   return renderPage(
     reply.code(page.status ?? 200),
     'signin',
@@ -52,8 +55,9 @@ function renderSignIn(
       returnTo: page.flow.returnTo,
       signupHref: `/signup${flowQueryString(page.flow)}`,
       passkeySignIn: passkeySignInData(),
+      app,
     },
-    { switchBase: `/signin${flowQueryString(page.flow)}` },
+    { switchBase: `/signin${flowQueryString(page.flow)}`, imageOrigins: appImageOrigins(app) },
   );
 }
 
@@ -96,7 +100,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       schema: { querystring: signInQuery },
     },
     async (request, reply) =>
-      renderSignIn(ctx, request, reply, { flow: flowFrom(request.query), expired: !!request.query.expired }),
+      renderSignIn(deps, request, reply, { flow: flowFrom(request.query), expired: !!request.query.expired }),
   );
 
   routes.post(
@@ -119,7 +123,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const username = form.username ?? '';
       const password = form.password ?? '';
       if (username.trim() === '' || password === '')
-        return renderSignIn(ctx, request, reply, {
+        return renderSignIn(deps, request, reply, {
           flow,
           username,
           error: 'missing_credentials',
@@ -146,8 +150,8 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         // One message for an unknown user and a wrong password: the page never tells which
         // usernames exist. "Disabled" is said only to someone who knows the password.
         return result.reason === 'disabled'
-          ? renderSignIn(ctx, request, reply, { flow, username, error: 'account_disabled', status: 403 })
-          : renderSignIn(ctx, request, reply, { flow, username, error: 'wrong_credentials', status: 401 });
+          ? renderSignIn(deps, request, reply, { flow, username, error: 'account_disabled', status: 403 })
+          : renderSignIn(deps, request, reply, { flow, username, error: 'wrong_credentials', status: 401 });
       }
       if (result.secondFactor) {
         // CONTRACT.md §8: the password step alone is no session and grants nothing; it waits 5

@@ -272,6 +272,7 @@ describe('idp clients update / rotate-secret', () => {
       token_endpoint_auth_method: 'client_secret_basic',
       dpop_bound_access_tokens: false,
       backchannel_logout_uri: null,
+      logo_uri: null,
       disabled: true,
       created_at: created.created_at,
     });

@@ -370,7 +370,7 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     const page = await context.newPage();
     await page.goto(`${base}/signin`);
     const order: string[] = [];
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 11; i++) {
       await page.keyboard.press('Tab');
       const focused = await page.evaluate(() => {
         const element = document.activeElement as HTMLElement;
@@ -386,6 +386,8 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     }
     expect(order).toEqual([
       'Skip to content',
+      // The service's name, a link to the landing page.
+      'idp',
       'en',
       'ru',
       'username',

@@ -25,9 +25,13 @@ interface CatalogueRoute {
   description: string;
 }
 
-/** Browser routes that a page script calls with JSON, and that answer errors in JSON (the passkey ceremonies). */
+/**
+ * Browser routes that a page script calls with JSON, and that answer errors in JSON (the passkey
+ * ceremonies); and the landing page, a page only when `Accept` prefers HTML, which no generated
+ * request sends.
+ */
 function answersPages(route: CatalogueRoute): boolean {
-  return route.auth === 'browser' && !route.description.includes('(JSON');
+  return route.auth === 'browser' && !route.description.includes('(JSON') && route.path !== '/';
 }
 
 /** What a generated request may carry, and the valid credentials it may borrow. */

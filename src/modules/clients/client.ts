@@ -27,6 +27,8 @@ export interface Client {
   requireDpop: boolean;
   /** Where logout tokens are POSTed (OIDC Back-Channel Logout 1.0 §2.2), or null. */
   backchannelLogoutUri: string | null;
+  /** Its logo, shown on the sign-in and consent pages of its requests (RFC 7591 §2 `logo_uri`), or null. */
+  logoUri: string | null;
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -48,6 +50,7 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     isPublic: row.is_public,
     requireDpop: row.require_dpop,
     backchannelLogoutUri: row.backchannel_logout_uri,
+    logoUri: row.logo_uri,
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

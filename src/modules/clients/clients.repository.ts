@@ -22,7 +22,7 @@ export type NewClient = Pick<
   | 'idTokenAlg'
   | 'backchannelLogoutUri'
 > &
-  Partial<Pick<Client, 'isPublic' | 'requireDpop' | 'requirePar'>> & {
+  Partial<Pick<Client, 'isPublic' | 'requireDpop' | 'requirePar' | 'logoUri'>> & {
     /** Null for a public client. */
     secretHash: string | null;
     at: Date;
@@ -42,6 +42,7 @@ export type ClientChanges = Partial<
     | 'requirePar'
     | 'requireDpop'
     | 'backchannelLogoutUri'
+    | 'logoUri'
   >
 > & {
   secretHash?: string;
@@ -65,6 +66,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       is_public: client.isPublic ?? false,
       require_dpop: client.requireDpop ?? false,
       backchannel_logout_uri: client.backchannelLogoutUri,
+      logo_uri: client.logoUri ?? null,
       created_at: client.at,
       updated_at: client.at,
     })
@@ -158,6 +160,7 @@ export async function updateClientColumns(
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
   if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;
   if (changes.backchannelLogoutUri !== undefined) set.backchannel_logout_uri = changes.backchannelLogoutUri;
+  if (changes.logoUri !== undefined) set.logo_uri = changes.logoUri;
   const row = await db
     .updateTable('clients')
     .set(set)

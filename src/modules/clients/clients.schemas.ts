@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   backchannelLogoutUriProblem,
   isLoopbackHost,
+  logoUriProblem,
   postLogoutRedirectUriProblem,
   redirectUriProblem,
 } from '../../lib/redirect-uri.js';
@@ -64,8 +65,11 @@ export const createClientSchema = z
     isPublic: z.boolean().default(false),
     requireDpop: z.boolean().default(false),
     backchannelLogoutUri: z.string().trim().optional(),
+    logoUri: z.string().trim().optional(),
   })
   .superRefine((client, ctx) => {
+    const logoProblem = client.logoUri === undefined ? null : logoUriProblem(client.logoUri);
+    if (logoProblem) ctx.addIssue({ code: 'custom', message: logoProblem, path: ['logoUri'] });
     const problem =
       client.backchannelLogoutUri === undefined
         ? null
@@ -101,6 +105,8 @@ export interface ClientView {
   dpop_bound_access_tokens: boolean;
   /** OIDC Back-Channel Logout 1.0 §2.2; null when the client has none. */
   backchannel_logout_uri: string | null;
+  /** RFC 7591 §2; null when the client has none. */
+  logo_uri: string | null;
   disabled: boolean;
   created_at: string;
 }
@@ -125,8 +131,12 @@ export const updateClientSchema = z
     removePostLogoutRedirectUris: z.array(z.string().trim()).default([]),
     /** A new back-channel logout URI; `''` removes it. */
     backchannelLogoutUri: z.string().trim().optional(),
+    /** A new logo URI; `''` removes it. */
+    logoUri: z.string().trim().optional(),
   })
   .superRefine((input, ctx) => {
+    const logo = input.logoUri === undefined || input.logoUri === '' ? null : logoUriProblem(input.logoUri);
+    if (logo) ctx.addIssue({ code: 'custom', message: logo, path: ['logoUri'] });
     const uri = input.backchannelLogoutUri;
     const problem = uri === undefined || uri === '' ? null : backchannelLogoutUriProblem(uri);
     if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['backchannelLogoutUri'] });

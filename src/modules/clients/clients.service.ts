@@ -38,6 +38,7 @@ export function presentClient(client: Client): ClientView {
     token_endpoint_auth_method: client.isPublic ? 'none' : 'client_secret_basic',
     dpop_bound_access_tokens: client.requireDpop,
     backchannel_logout_uri: client.backchannelLogoutUri,
+    logo_uri: client.logoUri,
     disabled: client.disabledAt !== null,
     created_at: client.createdAt.toISOString(),
   };
@@ -79,6 +80,7 @@ export async function createClient(
     requirePar: data.requirePar,
     idTokenAlg: data.idTokenAlg,
     backchannelLogoutUri: data.backchannelLogoutUri ?? null,
+    logoUri: data.logoUri ?? null,
     at: now,
   });
   const view = presentClient(row);
@@ -142,6 +144,7 @@ export async function updateClient(
     if (data.requireDpop !== undefined) changes.requireDpop = data.requireDpop;
     if (data.backchannelLogoutUri !== undefined)
       changes.backchannelLogoutUri = data.backchannelLogoutUri === '' ? null : data.backchannelLogoutUri;
+    if (data.logoUri !== undefined) changes.logoUri = data.logoUri === '' ? null : data.logoUri;
     // Disabling again keeps the first disabled_at.
     if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 

@@ -3,7 +3,6 @@ import type {
   VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { Kysely } from 'kysely';
-import { SERVICE_NAME } from '../../config.js';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
@@ -49,7 +48,7 @@ export async function beginRegistration(
   const existing = await listPasskeys(db, user.id);
   const { generateRegistrationOptions } = await webauthnServer();
   const options = await generateRegistrationOptions({
-    rpName: SERVICE_NAME,
+    rpName: ctx.config.BRAND_NAME,
     rpID: relyingParty(ctx.config).id,
     userName: user.username,
     userID: userHandleOf(user.id),

@@ -27,6 +27,17 @@ const DEFAULT_MESSAGES: Record<PlatformStatusValue, string> = {
   maintenance: 'Maintenance is in progress; the API keeps serving.',
 };
 
+/** The database-unreachable status's message (see getPlatformStatus). */
+const UNREACHABLE_MESSAGE = 'The database is unreachable; most requests fail until it is back.';
+
+/**
+ * Whether a status message is one of the service's own sentences rather than the operator's
+ * (`idp status set --message`): a page in another language says the status in its own words instead.
+ */
+export function isBuiltInStatusMessage(message: string): boolean {
+  return message === UNREACHABLE_MESSAGE || Object.values(DEFAULT_MESSAGES).includes(message);
+}
+
 export function presentIncident(incident: IncidentRecord): Incident {
   return {
     id: incident.id,
@@ -62,7 +73,7 @@ export async function getPlatformStatus(db: Kysely<Database>, ctx: Context): Pro
     return {
       ok: true,
       status: 'degraded',
-      message: 'The database is unreachable; most requests fail until it is back.',
+      message: UNREACHABLE_MESSAGE,
       incidents: [],
       services: [
         { name: 'api', status: 'degraded' },

@@ -71,6 +71,30 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
     );
   }
 
+  // The accent colour of BRAND_ACCENT_COLOR (src/web/brand.ts), versioned by its content like the rest.
+  const brandCss = app.brand.stylesheet;
+  if (brandCss) {
+    app.get(
+      brandCss.path,
+      {
+        config: {
+          auth: 'public',
+          description: "The pages' accent colour (BRAND_ACCENT_COLOR), a stylesheet",
+        },
+      },
+      async (request, reply) =>
+        sendStatic(
+          request,
+          reply,
+          { body: Buffer.from(brandCss.body), etag: brandCss.etag },
+          {
+            type: 'text/css; charset=utf-8',
+            cacheControl: 'public, max-age=31536000, immutable',
+          },
+        ),
+    );
+  }
+
   app.get(
     DEFAULT_AVATAR_PATH,
     { config: { auth: 'public', description: 'The avatar shown for a user who has not set one (PNG)' } },

@@ -1,4 +1,4 @@
-import type { EmailPageTexts } from './messages.js';
+import type { EmailPageTexts } from './email-page-texts.js';
 
 /** `/account/email` in English (a file of its own keeps en.ts and ru.ts short). */
 export const emailPageEn: EmailPageTexts = {

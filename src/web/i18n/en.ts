@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
 import { emailPageEn } from './email-page.js';
 import { enAccountData } from './en-account-data.js';
+import { enEntry } from './en-entry.js';
 import { enLogout } from './en-logout.js';
 import { enPasskeys } from './en-passkeys.js';
 import { enPasswordReset } from './en-password-reset.js';
@@ -40,6 +41,7 @@ export const en: LocaleDefinition = {
       'second-factor': 'Two-step sign-in',
       logout: 'Sign out?',
       'signed-out': 'Signed out',
+      home: 'Welcome',
     },
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
@@ -189,7 +191,11 @@ export const en: LocaleDefinition = {
         message: 'The page could not use what was sent. Go back and try again.',
       },
       forbidden: { title: 'Not allowed', message: 'You cannot do this here.' },
-      not_found: { title: 'Not found', message: 'There is nothing at this address.' },
+      not_found: {
+        title: 'Not found',
+        message: 'There is nothing at this address.',
+        link: 'Go to the home page',
+      },
       method_not_allowed: { title: 'Not allowed', message: 'This page cannot be used this way.' },
       too_large: { title: 'Too much data', message: 'The form sent more data than the service accepts.' },
       rate_limited: { title: 'Too many attempts', message: 'Wait a little before you try again.' },
@@ -256,5 +262,6 @@ export const en: LocaleDefinition = {
     emailPage: emailPageEn,
     security: enSecurity,
     logout: enLogout,
+    entry: enEntry,
   },
 };

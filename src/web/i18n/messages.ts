@@ -1,9 +1,10 @@
 import type { SignUpProblem } from '../../modules/accounts/accounts.service.js';
-import type { EmailChangeProblem } from '../../modules/accounts/email-change.service.js';
 import type { PasswordChangeProblem } from '../../modules/accounts/password.service.js';
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
+import type { EmailPageTexts } from './email-page-texts.js';
 import type { PasskeyMessages } from './en-passkeys.js';
+import type { EntryTexts } from './entry-texts.js';
 import type { LogoutTexts } from './logout-texts.js';
 import type { SecurityTexts } from './security-texts.js';
 
@@ -96,6 +97,7 @@ export interface Messages {
     'second-factor': string;
     logout: string;
     'signed-out': string;
+    home: string;
   };
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
@@ -269,28 +271,8 @@ export interface Messages {
   passkeys: PasskeyMessages;
   /** RP-initiated logout (CONTRACT.md §9): its confirmation and the signed-out page. */
   logout: LogoutTexts;
-}
-
-/** The texts of `/account/email` (kept in email-page.ts, one object per language). */
-export interface EmailPageTexts {
-  heading: string;
-  currentAddress: string;
-  noAddress: string;
-  confirmed: string;
-  notConfirmed: string;
-  resendText: string;
-  resendSubmit: string;
-  /** A change waiting for its link to be used. */
-  pending: (email: string) => string;
-  changeHeading: string;
-  newEmail: string;
-  newEmailHint: string;
-  currentPassword: string;
-  currentPasswordHint: string;
-  submit: string;
-  correctFields: string;
-  backToAccount: string;
-  problems: Record<EmailChangeProblem, string>;
+  /** The landing page (`/`), and the app named on the sign-in and consent pages. */
+  entry: EntryTexts;
 }
 
 /** A language of the pages: its texts, and the Intl locale of its dates ("20 May 2026"). */

@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
+import { ruEntry } from './ru-entry.js';
 import { ruLogout } from './ru-logout.js';
 import { ruPasskeys } from './ru-passkeys.js';
 import { ruPasswordReset } from './ru-password-reset.js';
@@ -39,6 +40,7 @@ export const ru: LocaleDefinition = {
       'second-factor': 'Двухэтапный вход',
       logout: 'Выйти из аккаунта?',
       'signed-out': 'Выход выполнен',
+      home: 'Добро пожаловать',
     },
     fields: {
       username: 'Имя пользователя',
@@ -203,7 +205,7 @@ export const ru: LocaleDefinition = {
         message: 'Страница не смогла обработать отправленные данные. Вернитесь назад и попробуйте снова.',
       },
       forbidden: { title: 'Действие запрещено', message: 'Здесь это сделать нельзя.' },
-      not_found: { title: 'Страница не найдена', message: 'По этому адресу ничего нет.' },
+      not_found: { title: 'Страница не найдена', message: 'По этому адресу ничего нет.', link: 'На главную' },
       method_not_allowed: {
         title: 'Действие запрещено',
         message: 'Эту страницу нельзя использовать таким образом.',
@@ -285,5 +287,6 @@ export const ru: LocaleDefinition = {
     emailPage: emailPageRu,
     security: ruSecurity,
     logout: ruLogout,
+    entry: ruEntry,
   },
 };

@@ -42,6 +42,7 @@ const VIEW_KEYS = [
   'disabled',
   'dpop_bound_access_tokens',
   'id_token_signed_response_alg',
+  'logo_uri',
   'name',
   'official_mobile',
   'post_logout_redirect_uris',
