@@ -13,7 +13,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = path.join(root, 'node_modules', '.bin', 'tsc');
 
 if (existsSync(path.join(root, 'src')) && !buildIsCurrent('main') && existsSync(tsc)) {
-  console.error('idp: compiling the sources to dist/ (once after each change; `npm run build` does the same)');
+  console.error(
+    'idp: compiling the sources to dist/ (once after each change; `npm run build` does the same)',
+  );
   try {
     execFileSync(tsc, ['-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   } catch {

@@ -20,12 +20,19 @@ afterEach(() => {
 function checkout(sourcesAt: number, builtAt: number | undefined): string {
   const base = mkdtempSync(path.join(os.tmpdir(), 'idp-launch-'));
   folders.push(base);
-  const files = ['src/main.ts', 'src/cli/main.ts', 'migrations/0001_initial.ts', 'tsconfig.json', 'tsconfig.build.json'];
+  const files = [
+    'src/main.ts',
+    'src/cli/main.ts',
+    'migrations/0001_initial.ts',
+    'tsconfig.json',
+    'tsconfig.build.json',
+  ];
   for (const file of files) {
     mkdirSync(path.dirname(path.join(base, file)), { recursive: true });
     writeFileSync(path.join(base, file), '');
   }
-  for (const file of [...files, 'src/cli', 'src', 'migrations']) utimesSync(path.join(base, file), sourcesAt, sourcesAt);
+  for (const file of [...files, 'src/cli', 'src', 'migrations'])
+    utimesSync(path.join(base, file), sourcesAt, sourcesAt);
   if (builtAt !== undefined) {
     mkdirSync(path.join(base, 'dist/src'), { recursive: true });
     writeFileSync(path.join(base, 'dist/src/main.js'), '');
