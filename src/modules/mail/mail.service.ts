@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { linksIn } from './links.js';
 import { MAIL_LOCALES, type MailLocale } from './mail-locales.js';
 import { countRecentMailLocked, insertMail } from './outbox.repository.js';
-import { linksIn } from './transport.js';
 
 export { MAIL_LOCALES, type MailLocale } from './mail-locales.js';
 
