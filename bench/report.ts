@@ -9,6 +9,7 @@ import { projectRoot } from '../src/lib/paths.js';
 import type { LedgerCheck } from '../src/modules/wallet/wallet.service.js';
 import { type Measurement, roundRatio } from './harness.js';
 import { SEARCH_QUERIES } from './search.js';
+import { judgeStartup, type StartupMeasurement, startupSection } from './startup.js';
 
 /** A closed-loop scenario (bench/flows.ts): completed flows per second. */
 export interface FlowMeasurement {
@@ -46,6 +47,10 @@ export interface BenchResults {
   ledgerChecks: { postgres?: LedgerCheck; pglite?: LedgerCheck };
   /** Resident memory of the service on PostgreSQL (MiB): idle after start, and the highest under load. */
   memory: { idleRssMb: number; peakRssMb: number } | null;
+  /** Start-up scenarios (bench/startup.ts), when this run measured them. */
+  startup?: StartupMeasurement[];
+  /** When they were measured, if in a later run than the rest (`BENCH_ONLY=startup`). */
+  startupMeasuredAt?: string;
 }
 
 export interface TargetVerdict {
@@ -157,6 +162,7 @@ export function judgeTargets(json: BenchResults): TargetVerdict[] {
       pass: json.memory.idleRssMb * 1.048576 < 150,
     });
   }
+  verdicts.push(...judgeStartup(json.startup ?? []));
   const failed = json.measurements.reduce((sum, row) => sum + row.non2xx, 0);
   const flowFailures = json.flows.reduce((sum, flow) => sum + flow.failures, 0);
   verdicts.push({
@@ -264,6 +270,12 @@ export function renderMarkdown(json: BenchResults): string {
         : []),
     );
   }
+  lines.push(
+    ...(json.startupMeasuredAt
+      ? [`Start-up measured ${json.startupMeasuredAt}, the rest ${json.measuredAt}.`, '']
+      : []),
+    ...startupSection(json.startup ?? []),
+  );
   lines.push(
     '## Against the ceiling and oidc-provider',
     '',
