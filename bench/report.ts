@@ -51,6 +51,8 @@ export interface BenchResults {
   startup?: StartupMeasurement[];
   /** When they were measured, if in a later run than the rest (`BENCH_ONLY=startup`). */
   startupMeasuredAt?: string;
+  /** The machine's 1-minute load average before and after the start-up scenarios. */
+  startupLoadAverage?: [number, number];
 }
 
 export interface TargetVerdict {
@@ -214,6 +216,10 @@ export function whatRemains(json: BenchResults, verdicts: TargetVerdict[]): stri
     );
   }
   if (missed('search')) lines.push('- **search**: see the plans below.');
+  if (missed('server start') || missed('`idp'))
+    lines.push(
+      '- **start-up**: see the Start-up section\'s CPU times, and docs/performance.md "Start-up": opening the embedded database is about 0.9 s of CPU by itself, in every process that opens it.',
+    );
   if (missed('idle RSS')) lines.push('- **memory**: see the Memory section.');
   return lines;
 }
@@ -274,7 +280,7 @@ export function renderMarkdown(json: BenchResults): string {
     ...(json.startupMeasuredAt
       ? [`Start-up measured ${json.startupMeasuredAt}, the rest ${json.measuredAt}.`, '']
       : []),
-    ...startupSection(json.startup ?? []),
+    ...startupSection(json.startup ?? [], json.startupLoadAverage),
   );
   lines.push(
     '## Against the ceiling and oidc-provider',

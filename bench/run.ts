@@ -286,12 +286,17 @@ async function startupOnly(): Promise<void> {
   build();
   const file = path.join(OUT_DIR, 'results.json');
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchResults) : undefined;
+  const loadBefore = os.loadavg()[0] as number;
   const startup = await measureStartup(STARTUP_RUNS, BASE_URL);
+  const startupLoadAverage: [number, number] = [loadBefore, os.loadavg()[0] as number];
   if (!previous) {
     console.log(JSON.stringify(startup, null, 2));
     return;
   }
-  writeResults({ ...previous, startup, startupMeasuredAt: new Date().toISOString() }, OUT_DIR);
+  writeResults(
+    { ...previous, startup, startupLoadAverage, startupMeasuredAt: new Date().toISOString() },
+    OUT_DIR,
+  );
   console.log(`results: ${path.join(OUT_DIR, 'results.md')}`);
 }
 
@@ -333,7 +338,11 @@ async function main(): Promise<void> {
   try {
     build();
     // First, while no other server runs: start-up is measured on a machine doing nothing else.
-    if (runs('startup')) results.startup = await measureStartup(STARTUP_RUNS, BASE_URL);
+    if (runs('startup')) {
+      const loadBefore = os.loadavg()[0] as number;
+      results.startup = await measureStartup(STARTUP_RUNS, BASE_URL);
+      results.startupLoadAverage = [loadBefore, os.loadavg()[0] as number];
+    }
     await migrateToLatest(database.db);
     const config = loadConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: `http://127.0.0.1:${PORTS.idp}` });
     const ctx: Context = { config, clock: systemClock };

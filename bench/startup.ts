@@ -242,12 +242,15 @@ export function judgeStartup(rows: readonly StartupMeasurement[]) {
 }
 
 /** The start-up section of results.md. */
-export function startupSection(rows: readonly StartupMeasurement[]): string[] {
+export function startupSection(rows: readonly StartupMeasurement[], load?: [number, number]): string[] {
   if (rows.length === 0) return [];
+  const busy = load
+    ? ` The machine's load average was ${load[0].toFixed(1)} before and ${load[1].toFixed(1)} after (other work shared its ${cores} cores).`
+    : '';
   return [
     '## Start-up',
     '',
-    "From the process's start to the server's first successful `/health/ready` answer, or to the command's exit; the compiled build (as the image and `npm start` run it) unless the scenario says otherwise. CPU ms is the server's CPU time up to that answer, all its threads: it depends less than the wall time on what else the machine runs. Each run is a new process; the scenarios take turns, and the median run is shown.",
+    `From the process's start to the server's first successful \`/health/ready\` answer, or to the command's exit; the compiled build (as the image and \`npm start\` run it) unless the scenario says otherwise. CPU ms is the server's CPU time up to that answer, all its threads: it depends less than the wall time on what else the machine runs. Each run is a new process; the scenarios take turns, and the median run is shown.${busy}`,
     '',
     '| scenario | median ms | CPU ms | target | runs (ms) |',
     '|---|---|---|---|---|',
