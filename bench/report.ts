@@ -9,6 +9,7 @@ import { projectRoot } from '../src/lib/paths.js';
 import type { LedgerCheck } from '../src/modules/wallet/wallet.service.js';
 import { type Measurement, roundRatio } from './harness.js';
 import { SEARCH_QUERIES } from './search.js';
+import { judgeStartup, type StartupMeasurement, startupSection } from './startup.js';
 
 /** A closed-loop scenario (bench/flows.ts): completed flows per second. */
 export interface FlowMeasurement {
@@ -46,6 +47,12 @@ export interface BenchResults {
   ledgerChecks: { postgres?: LedgerCheck; pglite?: LedgerCheck };
   /** Resident memory of the service on PostgreSQL (MiB): idle after start, and the highest under load. */
   memory: { idleRssMb: number; peakRssMb: number } | null;
+  /** Start-up scenarios (bench/startup.ts), when this run measured them. */
+  startup?: StartupMeasurement[];
+  /** When they were measured, if in a later run than the rest (`BENCH_ONLY=startup`). */
+  startupMeasuredAt?: string;
+  /** The machine's 1-minute load average before and after the start-up scenarios. */
+  startupLoadAverage?: [number, number];
 }
 
 export interface TargetVerdict {
@@ -157,6 +164,7 @@ export function judgeTargets(json: BenchResults): TargetVerdict[] {
       pass: json.memory.idleRssMb * 1.048576 < 150,
     });
   }
+  verdicts.push(...judgeStartup(json.startup ?? []));
   const failed = json.measurements.reduce((sum, row) => sum + row.non2xx, 0);
   const flowFailures = json.flows.reduce((sum, flow) => sum + flow.failures, 0);
   verdicts.push({
@@ -208,6 +216,10 @@ export function whatRemains(json: BenchResults, verdicts: TargetVerdict[]): stri
     );
   }
   if (missed('search')) lines.push('- **search**: see the plans below.');
+  if (missed('server start') || missed('`idp'))
+    lines.push(
+      '- **start-up**: see the Start-up section\'s CPU times, and docs/performance.md "Start-up": opening the embedded database is about 0.9 s of CPU by itself, in every process that opens it.',
+    );
   if (missed('idle RSS')) lines.push('- **memory**: see the Memory section.');
   return lines;
 }
@@ -264,6 +276,12 @@ export function renderMarkdown(json: BenchResults): string {
         : []),
     );
   }
+  lines.push(
+    ...(json.startupMeasuredAt
+      ? [`Start-up measured ${json.startupMeasuredAt}, the rest ${json.measuredAt}.`, '']
+      : []),
+    ...startupSection(json.startup ?? [], json.startupLoadAverage),
+  );
   lines.push(
     '## Against the ceiling and oidc-provider',
     '',

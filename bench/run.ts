@@ -12,15 +12,17 @@
  * BENCH_SECONDS (default 10) and BENCH_WARMUP_SECONDS (default 3) set the length of each run;
  * BENCH_RUNS (default 3) how many interleaved rounds each scenario gets (the median is reported).
  * BENCH_SEARCH_SIZES=100000,1000000: the user counts the search is measured at.
- * BENCH_ONLY=<part>: only the parts whose name contains it (compare, flow, signin, wallet, search,
- * pglite). BENCH_PROFILE=1: a V8 CPU profile of the service in bench/profiles/.
+ * BENCH_ONLY=<part>: only the parts whose name contains it (startup, compare, flow, signin, wallet,
+ * search, pglite); `BENCH_ONLY=startup` alone keeps the other results of bench/results.json and
+ * replaces its start-up section. BENCH_STARTUP_RUNS (default 7) sets how many times each start-up
+ * scenario runs (bench/startup.ts). BENCH_PROFILE=1: a V8 CPU profile of the service in bench/profiles/.
  * BENCH_SMOKE=1 (`npm run bench:smoke`, in CI): every scenario for a second, small search sizes,
  * results in a temporary folder, no targets judged — so that the benchmark cannot rot.
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -59,6 +61,7 @@ import {
   seedRefreshTokens,
   seedService,
 } from './seed.js';
+import { measureStartup } from './startup.js';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (SMOKE ? 1 : 10));
@@ -69,6 +72,7 @@ const SEARCH_SIZES = (process.env.BENCH_SEARCH_SIZES ?? (SMOKE ? '2000' : '10000
   .map(Number);
 const ONLY = process.env.BENCH_ONLY;
 const runs = (part: string) => !ONLY || part.includes(ONLY);
+const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? (SMOKE ? 1 : 7));
 const settings = { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS };
 /**
  * The load at which search latency is judged: this many clients searching at once, each sending
@@ -269,8 +273,37 @@ async function measureLoop(
   return measurement;
 }
 
+/** Compiles the service: every server of the benchmark runs the build, as the image does. */
+function build(): void {
+  execFileSync(path.join(projectRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
+    cwd: projectRoot,
+    stdio: 'inherit',
+  });
+}
+
+/** `BENCH_ONLY=startup`: the start-up scenarios alone, merged into the last run's results. */
+async function startupOnly(): Promise<void> {
+  build();
+  const file = path.join(OUT_DIR, 'results.json');
+  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchResults) : undefined;
+  const loadBefore = os.loadavg()[0] as number;
+  const startup = await measureStartup(STARTUP_RUNS, BASE_URL);
+  const startupLoadAverage: [number, number] = [loadBefore, os.loadavg()[0] as number];
+  if (!previous) {
+    console.log(JSON.stringify(startup, null, 2));
+    return;
+  }
+  writeResults(
+    { ...previous, startup, startupLoadAverage, startupMeasuredAt: new Date().toISOString() },
+    OUT_DIR,
+  );
+  console.log(`results: ${path.join(OUT_DIR, 'results.md')}`);
+}
+
 async function main(): Promise<void> {
   pinLoadGenerator();
+  if (ONLY && runs('startup') && !['compare', 'flow', 'signin', 'wallet', 'search', 'pglite'].some(runs))
+    return startupOnly();
   const name = `idp_bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: BASE_URL });
   await admin.connect();
@@ -303,6 +336,13 @@ async function main(): Promise<void> {
     memory: null,
   };
   try {
+    build();
+    // First, while no other server runs: start-up is measured on a machine doing nothing else.
+    if (runs('startup')) {
+      const loadBefore = os.loadavg()[0] as number;
+      results.startup = await measureStartup(STARTUP_RUNS, BASE_URL);
+      results.startupLoadAverage = [loadBefore, os.loadavg()[0] as number];
+    }
     await migrateToLatest(database.db);
     const config = loadConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: `http://127.0.0.1:${PORTS.idp}` });
     const ctx: Context = { config, clock: systemClock };
@@ -314,11 +354,7 @@ async function main(): Promise<void> {
       : [];
     const refreshTokens = runs('compare') ? await seedRefreshTokens(database.db, seeded, onceNeeded) : [];
 
-    // The servers: ours from the compiled build, the ceiling, oidc-provider.
-    execFileSync(path.join(projectRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
-      cwd: projectRoot,
-      stdio: 'inherit',
-    });
+    // The servers: ours from the compiled build (made above), the ceiling, oidc-provider.
     mkdirSync(path.join(projectRoot, 'bench', 'profiles'), { recursive: true });
     const idp = startService(serviceEnv(PORTS.idp, { DATABASE_URL: databaseUrl }));
     children.push(idp);

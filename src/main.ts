@@ -1,19 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.js';
-import { type ControlServer, startControlServer } from './cli/control-socket.js';
+import type { ControlServer } from './cli/control-socket.js';
 import { assertServable, type Config, ConfigError, describeDatabaseTarget, loadConfig } from './config.js';
 import { ChangeSync, listenForChanges } from './db/change-feed.js';
 import { controlSocketPath, type DataDirLock, dataDirProblem, lockDataDir } from './db/data-dir-lock.js';
-import { type DatabaseHandle, openPglite, openPostgres } from './db/database.js';
+import type { DatabaseHandle } from './db/database-handle.js';
 import { migrateToLatest } from './db/migrate.js';
 import { hasNoClient, logFirstRunHint } from './first-run.js';
 import { createLogger } from './http/logger.js';
-import { backchannelLogouts } from './http/metrics.js';
 import { systemClock } from './lib/clock.js';
-import { BackchannelLogoutWorker } from './modules/backchannel/logout.worker.js';
-import { schedulePurge } from './modules/housekeeping/purge.service.js';
-import { MailWorker } from './modules/mail/mail.worker.js';
-import { createMailTransport, startupMailWarning } from './modules/mail/transport.js';
 import { ClientCache } from './modules/oauth/client-cache.js';
 import { ensureSigningKeys } from './modules/oidc/keys.service.js';
 import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './modules/oidc/token-cache.js';
@@ -61,9 +55,14 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 
+  // The application's modules load while the database opens: the embedded database's start is
+  // mostly file reading and WebAssembly compiling, which leave this thread free.
+  const appModule = import('./app.js');
+  appModule.catch(() => undefined); // a failure is reported where it is awaited
   let lock: DataDirLock | null = null;
   let database: DatabaseHandle;
   if (config.DATABASE_URL) {
+    const { openPostgres } = await import('./db/postgres.js');
     database = openPostgres({
       url: config.DATABASE_URL,
       poolMax: config.DATABASE_POOL_MAX,
@@ -86,6 +85,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     cleanups.push(() => (lock as DataDirLock).release());
+    const { openPglite } = await import('./db/pglite.js');
     database = await openPglite(config.DATA_DIR);
   }
   cleanups.push(() => database.close());
@@ -105,6 +105,10 @@ async function main(): Promise<void> {
   const clientCache = new ClientCache({ maxAgeMs: CACHE_MAX_AGE_MS, maxEntries: 10_000 });
   const changes = new ChangeSync();
   cleanups.push(await listenForChanges(database.listen, [tokenCache, clientCache, changes]));
+  // Read while the app is built, so that the hint follows the "listening" line at once.
+  const firstRun = hasNoClient(database.db);
+  firstRun.catch(() => undefined); // awaited below
+  const { buildApp } = await appModule;
   const app: FastifyInstance = await buildApp({
     config,
     db: database.db,
@@ -116,11 +120,17 @@ async function main(): Promise<void> {
     ...(database.poolStats ? { poolStats: database.poolStats } : {}),
   });
   cleanups.push(() => app.close());
-  // Read before listening so that the hint follows the "listening" line at once.
-  const firstRun = await hasNoClient(database.db);
+  const isFirstRun = await firstRun;
   await app.listen({ host: config.HOST, port: config.PORT });
-  if (firstRun) logFirstRunHint(config.PUBLIC_URL, logger, process.stdout, config.NODE_ENV === 'production');
+  if (isFirstRun)
+    logFirstRunHint(config.PUBLIC_URL, logger, process.stdout, config.NODE_ENV === 'production');
 
+  // What runs beside the requests is loaded after the server listens: none of it answers one.
+  const [{ schedulePurge }, { MailWorker }, { createMailTransport, startupMailWarning }] = await Promise.all([
+    import('./modules/housekeeping/purge.service.js'),
+    import('./modules/mail/mail.worker.js'),
+    import('./modules/mail/transport.js'),
+  ]);
   if (config.HOUSEKEEPING_INTERVAL_SECONDS > 0) {
     cleanups.push(
       schedulePurge(
@@ -143,6 +153,10 @@ async function main(): Promise<void> {
   await mailWorker.start(database.listen);
   cleanups.push(() => mailWorker.stop());
   // Likewise the back-channel logout tokens (CONTRACT.md §9), on every instance.
+  const [{ BackchannelLogoutWorker }, { backchannelLogouts }] = await Promise.all([
+    import('./modules/backchannel/logout.worker.js'),
+    import('./http/metrics.js'),
+  ]);
   const logoutWorker = new BackchannelLogoutWorker(
     database.db,
     { config, clock: systemClock },
@@ -155,6 +169,7 @@ async function main(): Promise<void> {
 
   let control: ControlServer | undefined;
   if (lock) {
+    const { startControlServer } = await import('./cli/control-socket.js');
     control = await startControlServer(
       controlSocketPath(config.DATA_DIR),
       { config, db: database.db, clock: systemClock },

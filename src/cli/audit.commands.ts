@@ -1,4 +1,3 @@
-import { latestAuditEvents } from '../modules/audit/audit.repository.js';
 import { type Command, str, UsageError } from './command.js';
 
 /** `idp audit tail`. */
@@ -13,6 +12,7 @@ export const auditCommands: Command[] = [
       const limit = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
       if (!(limit >= 1 && limit <= 1000))
         throw new UsageError(`--limit must be a whole number from 1 to 1000, got "${text}"`);
+      const { latestAuditEvents } = await import('../modules/audit/audit.repository.js');
       const events = await latestAuditEvents(ctx.db, limit);
       return {
         events: events.map((event) => ({

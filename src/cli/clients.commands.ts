@@ -1,12 +1,9 @@
-import {
-  createClient,
-  listClients,
-  rotateClientSecret,
-  updateClient,
-} from '../modules/clients/clients.service.js';
 import { algorithmOption } from './algorithm-option.js';
 import { bool, type Command, required, str } from './command.js';
 import { formatListing } from './output.js';
+
+/** Imported when a command runs, not with the command table. */
+const clients = () => import('../modules/clients/clients.service.js');
 
 export const clientCommands: Command[] = [
   {
@@ -43,8 +40,8 @@ export const clientCommands: Command[] = [
       'logo-uri': { type: 'string' },
     },
     check: (args) => void algorithmOption(args, 'id-token-alg'),
-    run: (ctx, args) =>
-      createClient(ctx.db, ctx, {
+    run: async (ctx, args) =>
+      (await clients()).createClient(ctx.db, ctx, {
         isPublic: args.values.public === true,
         requireDpop: args.values['require-dpop'] === true,
         name: required(args, 'name'),
@@ -68,7 +65,7 @@ export const clientCommands: Command[] = [
     usage: 'idp clients list',
     summary: 'List registered clients (never their secrets)',
     options: {},
-    run: async (ctx) => ({ clients: await listClients(ctx.db) }),
+    run: async (ctx) => ({ clients: await (await clients()).listClients(ctx.db) }),
   },
   {
     name: 'clients update',
@@ -100,8 +97,8 @@ export const clientCommands: Command[] = [
     },
     check: (args) => void algorithmOption(args, 'id-token-alg'),
     positionals: 1,
-    run: (ctx, args) =>
-      updateClient(ctx.db, ctx, args.positionals[0] ?? '', {
+    run: async (ctx, args) =>
+      (await clients()).updateClient(ctx.db, ctx, args.positionals[0] ?? '', {
         name: str(args, 'name'),
         wallet: bool(args, 'wallet'),
         officialMobile: bool(args, 'official-mobile'),
@@ -129,7 +126,7 @@ export const clientCommands: Command[] = [
     summary: 'Replace the client_secret; prints the new one this once, the old one stops working at once',
     options: {},
     positionals: 1,
-    run: (ctx, args) => rotateClientSecret(ctx.db, ctx, args.positionals[0] ?? ''),
+    run: async (ctx, args) => (await clients()).rotateClientSecret(ctx.db, ctx, args.positionals[0] ?? ''),
     text: (result) =>
       `${formatListing(result)}\nThe new client_secret is shown only this once and stored only as a hash; the old one no longer works.`,
   },

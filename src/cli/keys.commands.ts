@@ -1,6 +1,8 @@
-import { listSigningKeys, retireSigningKey, rotateSigningKey } from '../modules/oidc/keys.service.js';
 import { algorithmOption } from './algorithm-option.js';
 import type { Command } from './command.js';
+
+/** Imported when a command runs, not with the command table. */
+const keyService = () => import('../modules/oidc/keys.service.js');
 
 /** Signing key commands (`idp keys rotate`, `keys list`, `keys retire`). */
 export const keyCommands: Command[] = [
@@ -17,6 +19,7 @@ export const keyCommands: Command[] = [
     options: { alg: { type: 'string' } },
     check: (args) => void algorithmOption(args, 'alg'),
     run: async (ctx, args) => {
+      const { listSigningKeys, rotateSigningKey } = await keyService();
       const key = await rotateSigningKey(ctx.db, ctx, algorithmOption(args, 'alg'));
       const keys = await listSigningKeys(ctx.db);
       return {
@@ -35,7 +38,7 @@ export const keyCommands: Command[] = [
     usage: 'idp keys list',
     summary: 'List the signing keys (never their private parts), newest first',
     options: {},
-    run: async (ctx) => ({ keys: await listSigningKeys(ctx.db) }),
+    run: async (ctx) => ({ keys: await (await keyService()).listSigningKeys(ctx.db) }),
   },
   {
     name: 'keys retire',
@@ -46,7 +49,7 @@ export const keyCommands: Command[] = [
     options: {},
     positionals: 1,
     run: async (ctx, args) => {
-      const key = await retireSigningKey(ctx.db, ctx, args.positionals[0] ?? '');
+      const key = await (await keyService()).retireSigningKey(ctx.db, ctx, args.positionals[0] ?? '');
       return {
         kid: key.kid,
         algorithm: key.algorithm,

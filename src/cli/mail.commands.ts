@@ -1,7 +1,4 @@
-import { ApiError } from '../lib/errors.js';
-import { checkMailMessage, type MailMessage } from '../modules/mail/mail.service.js';
-import { countMail, latestMail } from '../modules/mail/outbox.repository.js';
-import { createMailTransport, describeMailError, linksIn } from '../modules/mail/transport.js';
+import type { MailMessage } from '../modules/mail/mail.service.js';
 import { type Command, type CommandContext, required, str, UsageError } from './command.js';
 
 function testMessage(ctx: CommandContext, to: string): MailMessage {
@@ -25,6 +22,12 @@ export const mailCommands: Command[] = [
       'Sends a test message at once through SMTP_URL (or to DATA_DIR/outbox/ without it), not through the outbox; exit 1 with the error',
     options: { to: { type: 'string' } },
     run: async (ctx, args) => {
+      const [{ ApiError }, { checkMailMessage }, { createMailTransport, describeMailError, linksIn }] =
+        await Promise.all([
+          import('../lib/errors.js'),
+          import('../modules/mail/mail.service.js'),
+          import('../modules/mail/transport.js'),
+        ]);
       const message = testMessage(ctx, required(args, 'to'));
       try {
         checkMailMessage({ config: ctx.config, clock: ctx.clock }, message);
@@ -60,6 +63,7 @@ export const mailCommands: Command[] = [
       const limit = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
       if (!(limit >= 1 && limit <= 1000))
         throw new UsageError(`--limit must be a whole number from 1 to 1000, got "${text}"`);
+      const { countMail, latestMail } = await import('../modules/mail/outbox.repository.js');
       const counts = await countMail(ctx.db);
       const messages = await latestMail(ctx.db, { limit, failedOnly: args.values.failed === true });
       return {

@@ -1,4 +1,3 @@
-import { migrateToLatest } from '../db/migrate.js';
 import type { Command } from './command.js';
 
 export const migrateCommands: Command[] = [
@@ -7,7 +6,7 @@ export const migrateCommands: Command[] = [
     usage: 'idp migrate',
     summary: 'Apply pending database migrations',
     options: {},
-    run: async (ctx) => ({ applied: await migrateToLatest(ctx.db) }),
+    run: async (ctx) => ({ applied: await (await import('../db/migrate.js')).migrateToLatest(ctx.db) }),
     text: (result) => {
       const { applied } = result as { applied: string[] };
       return applied.length > 0 ? `applied: ${applied.join(', ')}` : 'the database is up to date';

@@ -1,5 +1,7 @@
-import { openIncident, resolveIncident, setPlatformStatus } from '../modules/platform/platform.service.js';
 import { type Command, required, str } from './command.js';
+
+/** Imported when a command runs, not with the command table. */
+const platform = () => import('../modules/platform/platform.service.js');
 
 export const platformCommands: Command[] = [
   {
@@ -8,8 +10,8 @@ export const platformCommands: Command[] = [
     summary: 'Set the overall platform status shown at /api/v1/platform/status',
     options: { message: { type: 'string' } },
     positionals: 1,
-    run: (ctx, args) =>
-      setPlatformStatus(
+    run: async (ctx, args) =>
+      (await platform()).setPlatformStatus(
         ctx.db,
         { config: ctx.config, clock: ctx.clock },
         {
@@ -23,8 +25,8 @@ export const platformCommands: Command[] = [
     usage: 'idp incidents open --title T [--message M] [--severity minor|major|critical]',
     summary: 'Open an incident (listed by the platform status until resolved)',
     options: { title: { type: 'string' }, message: { type: 'string' }, severity: { type: 'string' } },
-    run: (ctx, args) =>
-      openIncident(
+    run: async (ctx, args) =>
+      (await platform()).openIncident(
         ctx.db,
         { config: ctx.config, clock: ctx.clock },
         {
@@ -40,7 +42,11 @@ export const platformCommands: Command[] = [
     summary: 'Resolve an open incident',
     options: {},
     positionals: 1,
-    run: (ctx, args) =>
-      resolveIncident(ctx.db, { config: ctx.config, clock: ctx.clock }, args.positionals[0] ?? ''),
+    run: async (ctx, args) =>
+      (await platform()).resolveIncident(
+        ctx.db,
+        { config: ctx.config, clock: ctx.clock },
+        args.positionals[0] ?? '',
+      ),
   },
 ];

@@ -1,5 +1,4 @@
-import { BILLING_PERIODS, type BillingPeriod, MAX_GRANT_DAYS } from '../modules/premium/premium.schemas.js';
-import { grantPremium } from '../modules/premium/premium.service.js';
+import { BILLING_PERIODS, type BillingPeriod, MAX_GRANT_DAYS } from '../modules/premium/premium-grant.js';
 import { type Command, type ParsedArgs, required, UsageError } from './command.js';
 
 function grantOf(args: ParsedArgs): { period: BillingPeriod; days: number } {
@@ -24,8 +23,8 @@ export const premiumCommands: Command[] = [
     options: { period: { type: 'string' }, days: { type: 'string' } },
     positionals: 1,
     check: (args) => void grantOf(args),
-    run: (ctx, args) =>
-      grantPremium(
+    run: async (ctx, args) =>
+      (await import('../modules/premium/premium.service.js')).grantPremium(
         ctx.db,
         { config: ctx.config, clock: ctx.clock },
         { username: args.positionals[0] ?? '', ...grantOf(args) },

@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ApiError } from '../lib/errors.js';
 import { projectRoot } from '../lib/paths.js';
-import { recordAudit } from '../modules/audit/audit.repository.js';
 import { auditCommands } from './audit.commands.js';
 import { clientCommands } from './clients.commands.js';
 import { type Command, type CommandContext, type ParsedArgs, UsageError } from './command.js';
@@ -201,6 +199,11 @@ export async function executeCommand(prepared: PreparedCommand, ctx: CommandCont
   const { command, args, json } = prepared;
   const refusal = command.refuse?.(ctx.config);
   if (refusal) return failure(refusal);
+  // Loaded here rather than with the command table, which `idp --help` loads alone.
+  const [{ ApiError }, { recordAudit }] = await Promise.all([
+    import('../lib/errors.js'),
+    import('../modules/audit/audit.repository.js'),
+  ]);
   try {
     const result = await command.run(ctx, args);
     const event = command.audit?.(result, args);

@@ -1,15 +1,5 @@
 import type { Context } from '../context.js';
-import {
-  createUser,
-  disableUser,
-  enableUser,
-  updateUserProfile,
-} from '../modules/accounts/accounts.service.js';
-import { sendPasswordResetByOperator } from '../modules/accounts/password-reset.service.js';
-import { MAIL_LOCALES, type MailLocale } from '../modules/mail/mail.service.js';
-import { resetSecondFactors } from '../modules/mfa/second-factor.service.js';
-import { ALL_SCOPES } from '../modules/oauth/scopes.js';
-import { presentMe, presentUserinfo } from '../modules/profiles/profile.presenter.js';
+import { MAIL_LOCALES, type MailLocale } from '../modules/mail/mail-locales.js';
 import {
   bool,
   type Command,
@@ -20,6 +10,10 @@ import {
   UsageError,
 } from './command.js';
 import { formatListing } from './output.js';
+
+// The services are imported when a command runs, not with the command table: `idp --help` and
+// every other command load none of them.
+const accounts = () => import('../modules/accounts/accounts.service.js');
 
 /** The services' context: the command's, without its database handle. */
 const contextOf = (ctx: CommandContext): Context => ({ config: ctx.config, clock: ctx.clock });
@@ -65,7 +59,7 @@ export const userCommands: Command[] = [
       if (args.values['email-verified'] === true && str(args, 'email') === undefined) {
         throw new UsageError('--email-verified needs --email');
       }
-      return createUser(ctx.db, contextOf(ctx), {
+      return (await accounts()).createUser(ctx.db, contextOf(ctx), {
         username: required(args, 'username'),
         password,
         email: str(args, 'email'),
@@ -98,6 +92,11 @@ export const userCommands: Command[] = [
     run: async (ctx, args) => {
       refuseConflicts(args, 'no-game', ['game-name', 'game-url']);
       refuseConflicts(args, 'no-tag', ['tag-label', 'tag-kind', 'tag-slug']);
+      const [{ updateUserProfile }, { ALL_SCOPES }, { presentMe, presentUserinfo }] = await Promise.all([
+        accounts(),
+        import('../modules/oauth/scopes.js'),
+        import('../modules/profiles/profile.presenter.js'),
+      ]);
       const user = await updateUserProfile(ctx.db, contextOf(ctx), {
         username: args.positionals[0] ?? '',
         displayName: str(args, 'display-name'),
@@ -124,7 +123,8 @@ export const userCommands: Command[] = [
     summary: 'Disable an account: no sign-in, out of search, every token and session ends at once',
     options: {},
     positionals: 1,
-    run: (ctx, args) => disableUser(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '' }),
+    run: async (ctx, args) =>
+      (await accounts()).disableUser(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '' }),
   },
   {
     name: 'users enable',
@@ -132,7 +132,8 @@ export const userCommands: Command[] = [
     summary: 'Enable a disabled account again',
     options: {},
     positionals: 1,
-    run: (ctx, args) => enableUser(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '' }),
+    run: async (ctx, args) =>
+      (await accounts()).enableUser(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '' }),
   },
   {
     name: 'users send-reset',
@@ -142,11 +143,15 @@ export const userCommands: Command[] = [
     options: { lang: { type: 'string' } },
     positionals: 1,
     check: (args) => void langOf(args),
-    run: (ctx, args) =>
-      sendPasswordResetByOperator(ctx.db, contextOf(ctx), {
-        username: args.positionals[0] ?? '',
-        locale: langOf(args),
-      }),
+    run: async (ctx, args) =>
+      (await import('../modules/accounts/password-reset.service.js')).sendPasswordResetByOperator(
+        ctx.db,
+        contextOf(ctx),
+        {
+          username: args.positionals[0] ?? '',
+          locale: langOf(args),
+        },
+      ),
   },
   {
     name: 'users mfa-reset',
@@ -155,7 +160,10 @@ export const userCommands: Command[] = [
       "Removes the account's second factors (TOTP, recovery codes and passkeys), for a user who lost them; audited",
     options: {},
     positionals: 1,
-    run: (ctx, args) =>
-      resetSecondFactors(ctx.db, contextOf(ctx), { username: args.positionals[0] ?? '', actor: 'operator' }),
+    run: async (ctx, args) =>
+      (await import('../modules/mfa/second-factor.service.js')).resetSecondFactors(ctx.db, contextOf(ctx), {
+        username: args.positionals[0] ?? '',
+        actor: 'operator',
+      }),
   },
 ];

@@ -1,5 +1,4 @@
 import type { LedgerCheck } from '../modules/wallet/wallet.service.js';
-import { credit, verifyLedger } from '../modules/wallet/wallet.service.js';
 import { type Command, type ParsedArgs, str, UsageError } from './command.js';
 
 /** AMOUNT of `wallet credit`: digits only ("1e3", "0x10" or " 5" are not amounts an operator means). */
@@ -9,6 +8,9 @@ function amountOf(args: ParsedArgs): number {
     throw new UsageError(`AMOUNT must be a number of coins with at most 2 decimals, got "${amountText}"`);
   return Number(amountText);
 }
+
+/** Imported when a command runs, not with the command table. */
+const wallet = () => import('../modules/wallet/wallet.service.js');
 
 /** `idp wallet credit` and `idp wallet verify`. */
 export const walletCommands: Command[] = [
@@ -27,8 +29,8 @@ export const walletCommands: Command[] = [
     options: { description: { type: 'string' } },
     positionals: 2,
     check: (args) => void amountOf(args),
-    run: (ctx, args) =>
-      credit(
+    run: async (ctx, args) =>
+      (await wallet()).credit(
         ctx.db,
         { config: ctx.config, clock: ctx.clock },
         {
@@ -44,7 +46,7 @@ export const walletCommands: Command[] = [
     summary:
       'Check that every balance equals the sum of its ledger entries; exits with status 1 and lists the wallets that do not',
     options: {},
-    run: (ctx) => verifyLedger(ctx.db),
+    run: async (ctx) => (await wallet()).verifyLedger(ctx.db),
     failure: (result) => {
       const check = result as LedgerCheck;
       return check.ok ? undefined : `${check.mismatches.length} wallet(s) do not match their ledger`;

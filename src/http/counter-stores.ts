@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis, type Result } from 'ioredis';
+import type { Redis, Result } from 'ioredis';
 
 /** The count of one key in its current window. */
 export interface WindowCount {
@@ -106,6 +106,8 @@ export class RedisCounterStore implements CounterStore {
 
   /** Connects; a Redis that is down at startup leaves the limits off until it is back. */
   static async connect(url: string, log: FastifyBaseLogger): Promise<RedisCounterStore> {
+    // Loaded only with REDIS_URL: most instances never need the client's modules at start-up.
+    const { Redis } = await import('ioredis');
     const redis = new Redis(url, {
       commandTimeout: 500,
       maxRetriesPerRequest: 1,

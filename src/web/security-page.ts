@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import QRCode from 'qrcode';
 import type { Deps } from '../context.js';
 import { isMultiFactor } from '../lib/amr.js';
 import { escapeHtml } from '../lib/html.js';
@@ -31,6 +30,8 @@ export interface SecurityPageState {
 
 /** The enrolment QR code (RFC 6238 key as an `otpauth://` URI), drawn on the server as inline SVG. */
 async function qrSvg(uri: string, label: string): Promise<string> {
+  // Loaded with the first TOTP enrolment rather than at start-up.
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return svg.replace('<svg ', `<svg role="img" aria-label="${escapeHtml(label)}" class="qr" `);
 }

@@ -91,3 +91,45 @@ describe('the benchmark report', () => {
     expect(markdown).toContain('Smoke run');
   });
 });
+
+describe('the start-up scenarios in the report', () => {
+  const startup = (scenario: string, runsMs: number[], targetMs?: number) => ({
+    scenario,
+    runsMs,
+    medianMs: [...runsMs].sort((a, b) => a - b)[Math.floor(runsMs.length / 2)] as number,
+    cpuMs: null,
+    ...(targetMs ? { targetMs } : {}),
+  });
+
+  it('judges each scenario that has a target by its median, and lists every scenario', () => {
+    const json = results([], {
+      startup: [
+        startup('server start to /health/ready, existing PGlite data directory', [2500, 1900, 1800], 2000),
+        startup('`idp --help`', [900, 600, 700], 500),
+        startup('server start to /health/ready, empty PGlite data directory', [9000]),
+      ],
+    });
+    expect(verdict(json, 'server start to /health/ready, existing PGlite')).toEqual({
+      target: 'server start to /health/ready, existing PGlite data directory ≤ 2 s',
+      measured: '1900 ms (median of 3)',
+      pass: true,
+    });
+    expect(verdict(json, '`idp --help`')).toMatchObject({ measured: '700 ms (median of 3)', pass: false });
+    expect(verdict(json, 'server start to /health/ready, empty')).toBeUndefined();
+    const markdown = renderMarkdown(json);
+    expect(markdown).toContain('## Start-up');
+    expect(markdown).toContain(
+      '| server start to /health/ready, empty PGlite data directory | 9000 | – | – | 9000 |',
+    );
+  });
+
+  it('says when the start-up was measured apart from the rest', () => {
+    const json = results([], {
+      startup: [startup('`idp --help`', [100], 500)],
+      startupMeasuredAt: '2026-11-27T00:00:00.000Z',
+    });
+    expect(renderMarkdown(json)).toContain(
+      'Start-up measured 2026-11-27T00:00:00.000Z, the rest 2026-11-21T00:00:00.000Z.',
+    );
+  });
+});

@@ -20,6 +20,8 @@ export interface Import {
   target: string | null;
   line: number;
   typeOnly: boolean;
+  /** `import('…')`: loaded when the code runs, not with the importing module. */
+  dynamic: boolean;
 }
 
 export const MAX_LINES = 300;
@@ -78,8 +80,14 @@ function resolve(from: string, specifier: string): string | null {
 export function importsOf(file: SourceFile): Import[] {
   const text = withoutComments(file.text);
   const found: Import[] = [];
-  const add = (specifier: string, index: number, typeOnly: boolean) =>
-    found.push({ specifier, target: resolve(file.path, specifier), line: lineAt(text, index), typeOnly });
+  const add = (specifier: string, index: number, typeOnly: boolean, dynamic = false) =>
+    found.push({
+      specifier,
+      target: resolve(file.path, specifier),
+      line: lineAt(text, index),
+      typeOnly,
+      dynamic,
+    });
   for (const m of text.matchAll(STATIC_IMPORT)) {
     const clause = m[3] ?? '';
     const names = clause
@@ -90,7 +98,7 @@ export function importsOf(file: SourceFile): Import[] {
     add(m[4] ?? '', m.index, m[2] !== undefined || (names.length > 0 && inlineTypes));
   }
   for (const m of text.matchAll(BARE_IMPORT)) add(m[1] ?? '', m.index, false);
-  for (const m of text.matchAll(DYNAMIC_IMPORT)) add(m[1] ?? '', m.index, false);
+  for (const m of text.matchAll(DYNAMIC_IMPORT)) add(m[1] ?? '', m.index, false, true);
   return found.sort((a, b) => a.line - b.line);
 }
 
@@ -217,4 +225,31 @@ export function findImpureLib(files: readonly SourceFile[]): Offence[] {
 
 export function byPlace(offences: Offence[]): Offence[] {
   return offences.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
+}
+
+/**
+ * What loading `entry` loads at once: the files its value imports reach, transitively, and the
+ * packages they name. Type-only imports are erased by the compiler, and `import()` waits for the
+ * code that calls it.
+ */
+export function staticClosure(
+  sources: readonly SourceFile[],
+  entry: string,
+): { files: Set<string>; packages: Set<string> } {
+  const byPath = new Map(sources.map((file) => [file.path, file]));
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (path: string): void => {
+    if (files.has(path)) return;
+    files.add(path);
+    const file = byPath.get(path);
+    if (!file) return;
+    for (const found of importsOf(file)) {
+      if (found.typeOnly || found.dynamic) continue;
+      if (found.target) visit(found.target);
+      else if (!found.specifier.startsWith('node:')) packages.add(found.specifier);
+    }
+  };
+  visit(entry);
+  return { files, packages };
 }

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { Unavailable } from '../../lib/errors.js';
 
 /**
@@ -34,6 +34,8 @@ export class RedisDpopReplayStore implements DpopReplayStore {
 
   /** Connects; a Redis that is down at startup refuses DPoP requests (503) until it is back. */
   static async connect(url: string, log: ReplayStoreLog): Promise<RedisDpopReplayStore> {
+    // Loaded only with REDIS_URL: most instances never need the client's modules at start-up.
+    const { Redis } = await import('ioredis');
     const redis = new Redis(url, {
       commandTimeout: 500,
       maxRetriesPerRequest: 1,

@@ -1,12 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { linksIn } from './links.js';
+import { MAIL_LOCALES, type MailLocale } from './mail-locales.js';
 import { countRecentMailLocked, insertMail } from './outbox.repository.js';
-import { linksIn } from './transport.js';
 
-/** The languages a message is written in (CONTRACT.md §7). */
-export const MAIL_LOCALES = ['en', 'ru'] as const;
-export type MailLocale = (typeof MAIL_LOCALES)[number];
+export { MAIL_LOCALES, type MailLocale } from './mail-locales.js';
 
 export interface MailMessage {
   /** What it is about, for the operator: `email_verification`, `password_reset`… */

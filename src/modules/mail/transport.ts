@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { Config } from '../../config.js';
+import { linksIn } from './links.js';
 
 /** One message as it leaves the service (CONTRACT.md §7): both parts, in the recipient's language. */
 export interface OutgoingMail {
@@ -32,10 +33,7 @@ export interface MailLog {
   warn(object: object, message: string): void;
 }
 
-/** Absolute http(s) links in a text part, as the fallback logs them. */
-export function linksIn(text: string): string[] {
-  return text.match(/https?:\/\/[^\s<>"')\]]+/g) ?? [];
-}
+export { linksIn } from './links.js';
 
 /** The mail headers of every message (RFC 5322), as nodemailer takes them. */
 function composed(config: Config, mail: OutgoingMail) {

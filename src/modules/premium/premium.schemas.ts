@@ -1,10 +1,7 @@
 import { z } from 'zod';
+import { BILLING_PERIODS, MAX_GRANT_DAYS } from './premium-grant.js';
 
-export const BILLING_PERIODS = ['month', 'year'] as const;
-export type BillingPeriod = (typeof BILLING_PERIODS)[number];
-
-/** The longest single grant: ten years of days. */
-export const MAX_GRANT_DAYS = 3660;
+export { BILLING_PERIODS, type BillingPeriod, MAX_GRANT_DAYS } from './premium-grant.js';
 
 /** `YYYY-MM-DD HH:MM:SS`, in UTC (SPEC.md "Premium status"). */
 export const PREMIUM_DATE_FORMAT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
