@@ -1,6 +1,11 @@
 import { readdirSync, statSync } from 'node:fs';
+import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// V8's compiled code of every module is kept on disk (in the OS's temporary directory) and reused
+// by the next start of the server or of a CLI command (Node.js 22.1 and later).
+module.enableCompileCache?.();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
