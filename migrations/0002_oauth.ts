@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 /**
  * Profiles, browser sessions, the OAuth 2.0 / OpenID Connect state (pending authorization
  * requests, consents, codes, grants, access and refresh tokens) and the id_token signing keys.
- * Every code, token and session id is stored only as its SHA-256 hash (CONTRACT.md §3).
+ * Every code, token and session id is stored only as its SHA-256 hash.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The outbox of e-mail (CONTRACT.md §7): a message is inserted in the transaction of what it
+ * The outbox of e-mail: a message is inserted in the transaction of what it
  * announces, so it is committed with the token it carries or not at all, and a worker on every
  * instance sends it later. A claim (`claim_id`, `claimed_until`) is a lease: a message whose
  * instance died is due again once it ends. `purge_after` is set when a message is sent or given up

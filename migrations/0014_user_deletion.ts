@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Deleted accounts (CONTRACT.md §7 "Deletion"): the row stays, so its username (and skeleton) stays
+ * Deleted accounts: the row stays, so its username (and skeleton) stays
  * reserved and the ledger entries that reference it stay valid, but its profile is cleared and
  * `deleted_at` set. A deleted account is always disabled too, so every check that already refuses a
  * disabled user (tokens, sign-in, search, sessions) refuses it; the constraint keeps it so even

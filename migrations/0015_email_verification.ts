@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * E-mail verification links (CONTRACT.md §7: `/email/verify?token=ev_…`, 24 h, single use). Only the
+ * E-mail verification links (`/email/verify?token=ev_…`, 24 h, single use). Only the
  * SHA-256 of the token is stored. `email` is the address the link was sent to: verifying marks the
  * user's address verified only while it is still that one.
  */

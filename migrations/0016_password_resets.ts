@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Password reset links (CONTRACT.md §7: `/password/reset?token=pr_…`, 30 minutes, single use, only
+ * Password reset links (`/password/reset?token=pr_…`, 30 minutes, single use, only
  * the newest one of a user works). Only the SHA-256 of the token is stored. `email` is the address
  * the link was sent to: a reset marks the user's address verified only while it is still that one.
  * The index on lower(users.email) serves `/password/forgot`, which finds accounts by address.

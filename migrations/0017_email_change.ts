@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * E-mail change (CONTRACT.md §7: "/account/email: a new address takes effect only when verified
+ * E-mail change ("/account/email: a new address takes effect only when verified
  * through a link sent to it"). A link's `purpose` says what using it does: `verify` marks the
  * user's address verified while it is still the one the link was sent to (every link before this
  * migration); `change` makes the link's address the user's, verified. Only the newest `change` link

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * The account a message is about (CONTRACT.md §7 "Limits": at most 5 messages of each kind per account
+ * The account a message is about (at most 5 messages of each kind per account
  * per hour). Null for messages about no account (`idp mail test`). The index serves the count of an
  * account's recent messages of one kind, and the deletion of an account's messages with the account.
  */

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * How a browser signed in (RFC 8176 `amr` values, CONTRACT.md §8): kept with the session, and with
+ * How a browser signed in (RFC 8176 `amr` values): kept with the session, and with
  * each code issued from it, so the id_token says which factors were used (and `acr` is `mfa` when a
  * second one was). Sessions and codes from before this migration were password sign-ins.
  */

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Second factors (CONTRACT.md §8). `totp_credentials`: one TOTP key per user, stored sealed
+ * Second factors. `totp_credentials`: one TOTP key per user, stored sealed
  * (AES-256-GCM, src/lib/sealed-secret.ts), never plain; `confirmed_at` is null while enrolment waits
  * for a first code; `last_used_step` is the newest RFC 6238 time step accepted, so a code is
  * accepted once (§5.2). `recovery_codes`: only their SHA-256, each used once. `pending_sign_ins`:

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Passkeys (CONTRACT.md §8, WebAuthn Level 3). `passkeys` holds each registered credential's
+ * Passkeys (WebAuthn Level 3). `passkeys` holds each registered credential's
  * public key and state: never a secret. `webauthn_challenges` holds the ceremonies under way: the
  * browser keeps a random ceremony id in an HttpOnly cookie, the table only its SHA-256 and the
  * challenge's SHA-256; a row is consumed once (DELETE … RETURNING) and lives 5 minutes.

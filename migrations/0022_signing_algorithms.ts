@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * id_tokens signed with RS256, ES256 or EdDSA (CONTRACT.md §9). `signing_keys.algorithm` has
+ * id_tokens signed with RS256, ES256 or EdDSA. `signing_keys.algorithm` has
  * existed since 0002 (every row so far is RS256); it is now held to the three algorithms, and the
  * newest key of each is found through an index. Each client says which one signs its id_tokens
  * (`id_token_signed_response_alg`, OIDC Registration §2); existing clients keep RS256.

@@ -1,9 +1,9 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Pushed authorization requests (RFC 9126, CONTRACT.md §9). A row is a request a client pushed
+ * Pushed authorization requests (RFC 9126). A row is a request a client pushed
  * and checked, waiting for the browser at the authorization endpoint: only the SHA-256 of the
- * request_uri's random part is stored (CONTRACT.md §3), it lives 60 seconds and is consumed once
+ * request_uri's random part is stored, it lives 60 seconds and is consumed once
  * (DELETE … RETURNING). `parameters` holds the checked authorize parameters, never the client's
  * credentials. `require_pushed_authorization_requests` makes PAR mandatory for one client.
  */

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * DPoP (RFC 9449) and public clients (CONTRACT.md §9).
+ * DPoP (RFC 9449) and public clients.
  *
  * - `access_tokens.jkt`, `refresh_tokens.jkt`: the RFC 7638 thumbprint of the key a token is bound
  *   to (RFC 9449 §6); null for a bearer token.

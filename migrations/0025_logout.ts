@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 
 /**
  * Where a client may send the browser back after RP-initiated logout (OIDC RP-Initiated Logout 1.0
- * §3.1, `post_logout_redirect_uris`; CONTRACT.md §9). Exact strings, like `redirect_uris`; none by
+ * §3.1, `post_logout_redirect_uris`). Exact strings, like `redirect_uris`; none by
  * default, so an existing client gets the signed-out page until it registers one.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {

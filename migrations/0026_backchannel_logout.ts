@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * OpenID Connect Back-Channel Logout 1.0 (CONTRACT.md §9). A browser session gets a public `sid`
+ * OpenID Connect Back-Channel Logout 1.0. A browser session gets a public `sid`
  * (§2.4: not a credential, so stored as is); codes and the grants made from them record it, so the
  * clients to tell when a session ends are one query. A client registers a `backchannel_logout_uri`.
  * `backchannel_logouts` is the outbox of logout tokens to deliver: it keeps the claims (client,

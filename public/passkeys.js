@@ -1,5 +1,5 @@
 /*
- * Passkeys (CONTRACT.md §8, WebAuthn Level 3) on the sign-in page, the second step of a sign-in and
+ * Passkeys (WebAuthn Level 3) on the sign-in page, the second step of a sign-in and
  * the security page. It drives @simplewebauthn/browser (served before it, from this origin) and the
  * service's JSON endpoints: ask for a ceremony's options, hand them to the browser, send back what
  * the authenticator answered. The texts are the page's own, in its data attributes; the parts are

@@ -1,5 +1,5 @@
 /**
- * Draws public/default-avatar.png, the avatar search shows for a user without one (CONTRACT.md
+ * Draws public/default-avatar.png, the avatar search shows for a user without one (docs/api.md
  * §6): a grey silhouette on a light square, 128 × 128, antialiased by 4 × 4 supersampling. Run
  * `npx tsx scripts/default-avatar.ts` after changing it; the PNG is committed, so the service
  * itself never draws anything.

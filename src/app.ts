@@ -58,7 +58,7 @@ export interface BuildAppOptions {
   poolStats?: () => PoolStats;
 }
 
-/** JSON and form bodies up to 1 MiB (CONTRACT.md §1); larger ones get 413 `payload_too_large`. */
+/** JSON and form bodies up to 1 MiB; larger ones get 413 `payload_too_large`. */
 const BODY_LIMIT = 1024 * 1024;
 
 /** Builds the application without listening: the server and every test use this. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { brandSettings, mailbox } from './config-brand.js';
 
 /**
- * Every setting, read once from the environment (CONTRACT.md §1). Each description is the source of
+ * Every setting, read once from the environment. Each description is the source of
  * the reference in docs/operating.md (`npm run docs:config`), so no setting goes undocumented.
  */
 const integer = (min: number, max: number) =>

@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   );
   await mailWorker.start(database.listen);
   cleanups.push(() => mailWorker.stop());
-  // Likewise the back-channel logout tokens (CONTRACT.md §9), on every instance.
+  // Likewise the back-channel logout tokens, on every instance.
   const [{ BackchannelLogoutWorker }, { backchannelLogouts }] = await Promise.all([
     import('./modules/backchannel/logout.worker.js'),
     import('./http/metrics.js'),

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,6 +100,19 @@ describe('the documentation points only at what the repository holds', () => {
   it.each(documents)('%s names no file the repository lacks', (file) => {
     const lines = readFileSync(path.join(projectRoot, file), 'utf8').split('\n');
     expect(lines.filter((line) => outside.test(line))).toEqual([]);
+  });
+
+  it('nor does any source, test, view, script or example file (comments and test names included)', () => {
+    // The files git tracks, read as text (images and the lock file skipped).
+    const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: projectRoot, encoding: 'utf8' })
+      .split('\0')
+      .filter((file) => file && !/\.(png|ico|wasm)$|package-lock\.json$/.test(file));
+    const citing = tracked.filter((file) => {
+      const text = readFileSync(path.join(projectRoot, file), 'utf8');
+      // This file names the pattern it looks for.
+      return file !== 'test/api-reference.test.ts' && outside.test(text);
+    });
+    expect(citing).toEqual([]);
   });
 
   it('nor does the OpenAPI document the service serves', () => {

@@ -14,7 +14,7 @@ import {
 } from './helpers/architecture.js';
 
 /*
- * The layering rules of DESIGN.md "Layout", checked over src/: dependencies point one way
+ * The layering rules of CONTRIBUTING.md "Layout", checked over src/: dependencies point one way
  * (lib → db → repositories → services → http / web → app → main). Each failure lists file:line.
  * The checkers are first run on small fixtures, so that a clean tree means something.
  */

@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config.js';
 
 /**
  * The container packaging, checked without a Docker engine: the Dockerfile and docker-compose.yml
- * are parsed and held to what the service needs at run time (CONTRACT.md §1).
+ * are parsed and held to what the service needs at run time.
  */
 const root = path.resolve(import.meta.dirname, '..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');

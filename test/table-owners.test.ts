@@ -10,7 +10,7 @@ import {
 } from './helpers/table-owners.js';
 
 /*
- * Each table owned by one repository (issue 16, DESIGN.md "Layout"): only the owner writes it or
+ * Each table owned by one repository (issue 16): only the owner writes it or
  * queries it on its own; another file may only read it in a join listed below, with its reason.
  * The checker is first run on fixtures, so that a clean tree means something.
  */

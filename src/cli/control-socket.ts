@@ -7,7 +7,7 @@ import { type CommandOutput, runCommand } from './run-command.js';
 
 /**
  * How the CLI hands a command to the running server when the database is embedded, as a PGlite
- * directory can be open in one process only (CONTRACT.md §2): an owner-only Unix socket in DATA_DIR,
+ * directory can be open in one process only: an owner-only Unix socket in DATA_DIR,
  * one connection per command, one JSON line each way (`{argv, stdin}`, `{exitCode, stdout, stderr}`).
  */
 export interface ControlRequest {

@@ -6,7 +6,7 @@ import path from 'node:path';
 
 /**
  * An exclusive lock on a PGlite data directory. PGlite takes no lock of its own, and two processes
- * writing one directory corrupt it (CONTRACT.md §1), so the server and the CLI hold this lock for as
+ * writing one directory corrupt it, so the server and the CLI hold this lock for as
  * long as they have the directory open.
  *
  * On Linux the lock is a listening socket in the abstract namespace named after the directory:

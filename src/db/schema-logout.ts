@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { Timestamp } from './column-types.js';
 
-/* The tables of back-channel logout (CONTRACT.md §9, migrations/0026); part of schema.ts's Database. */
+/* The tables of back-channel logout (migrations/0026); part of schema.ts's Database. */
 
 /**
  * A logout token to deliver to one client for one ended session (OIDC Back-Channel Logout 1.0

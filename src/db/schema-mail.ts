@@ -1,9 +1,9 @@
 import type { Generated } from 'kysely';
 import type { Timestamp } from './column-types.js';
 
-/* The tables of e-mail and of the links it carries (CONTRACT.md §7); part of schema.ts's Database. */
+/* The tables of e-mail and of the links it carries; part of schema.ts's Database. */
 
-/** migrations/0013: e-mail waiting to be sent, sent, or given up on (CONTRACT.md §7). */
+/** migrations/0013: e-mail waiting to be sent, sent, or given up on. */
 export interface MailOutboxTable {
   id: Generated<number>;
   kind: string;
@@ -25,7 +25,7 @@ export interface MailOutboxTable {
   user_id: number | null;
 }
 
-/** migrations/0015, 0017: e-mail links (CONTRACT.md §7) that `verify` an address or `change` to it; only the token's SHA-256 is kept. */
+/** migrations/0015, 0017: e-mail links that `verify` an address or `change` to it; only the token's SHA-256 is kept. */
 export interface EmailVerificationsTable {
   id: Generated<number>;
   token_hash: string;
@@ -39,7 +39,7 @@ export interface EmailVerificationsTable {
   purpose: Generated<'verify' | 'change'>;
 }
 
-/** migrations/0016: password reset links (CONTRACT.md §7); only the token's SHA-256 is kept. */
+/** migrations/0016: password reset links; only the token's SHA-256 is kept. */
 export interface PasswordResetsTable {
   id: Generated<number>;
   token_hash: string;

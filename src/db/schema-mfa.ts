@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { Timestamp } from './column-types.js';
 
-/* The tables of second factors (CONTRACT.md §8, migrations/0020); part of schema.ts's Database. */
+/* The tables of second factors (migrations/0020); part of schema.ts's Database. */
 
 /** One TOTP key per user, sealed (src/lib/sealed-secret.ts); unconfirmed while enrolment is pending. */
 export interface TotpCredentialsTable {

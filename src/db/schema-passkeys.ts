@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { Timestamp } from './column-types.js';
 
-/* The tables of passkeys (CONTRACT.md §8, migrations/0021); part of schema.ts's Database. */
+/* The tables of passkeys (migrations/0021); part of schema.ts's Database. */
 
 /** A registered WebAuthn credential: its public key and state, never a secret. */
 export interface PasskeysTable {

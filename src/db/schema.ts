@@ -73,7 +73,7 @@ export interface BrowserSessionsTable {
   id_hash: string;
   user_id: number;
   auth_time: Timestamp;
-  /** RFC 8176 methods of the sign-in (CONTRACT.md §8). */
+  /** RFC 8176 methods of the sign-in. */
   amr: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Timestamp;
   expires_at: Timestamp;
@@ -94,7 +94,7 @@ export interface AuthorizationRequestsTable {
   prompt: string | null;
   /** OIDC Core §3.1.2.1 max_age in seconds, or null. */
   max_age: number | null;
-  /** `acr_values=mfa` was asked for (CONTRACT.md §8). */
+  /** `acr_values=mfa` was asked for. */
   require_mfa: ColumnType<boolean, boolean | undefined, boolean>;
   stale_session_hash: string | null;
   created_at: Timestamp;

@@ -9,7 +9,7 @@ declare module 'fastify' {
 
 /**
  * Work a route starts after its response has been sent, so that the response cannot depend on it,
- * not even in its timing (`/password/forgot`, CONTRACT.md §7: the same answer and time whether an
+ * not even in its timing (`/password/forgot`, docs/pages.md: the same answer and time whether an
  * account matches or not). Only for work whose loss is harmless: what must survive an instance's
  * death is committed before the answer, or goes through the outbox (the reset link and its message
  * are committed together, by the task). A failure is logged by name and code only, since an error

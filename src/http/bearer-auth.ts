@@ -36,7 +36,7 @@ interface PresentedToken {
  * @throws Unauthorized (401 `unauthorized`, no error attribute: RFC 6750 §3.1) when there is no
  * such header, when it is not `Bearer <token>` or `DPoP <token>`, or when a token is sent in the
  * query string or the form body: we accept the header only (RFC 6750 §2.3 makes the query form a
- * last resort that leaks tokens into logs and histories; CONTRACT.md §4 counts it as no header).
+ * last resort that leaks tokens into logs and histories; docs/api.md counts it as no header).
  */
 function extractAccessToken(request: FastifyRequest): PresentedToken {
   if (has(request.query, 'access_token') || has(request.body, 'access_token')) {
@@ -107,7 +107,7 @@ async function workingToken(
  * whose `ath` is the token's hash (RFC 9449 §7.1); an unbound one only as `Bearer`.
  * @throws Unauthorized when no well-formed credential was sent (see `extractAccessToken`).
  * @throws InvalidToken (401 `invalid_token`) for a well-formed token, whatever its prefix, that
- * does not work (CONTRACT.md §4), or that came with the wrong scheme or DPoP key; which rule
+ * does not work, or that came with the wrong scheme or DPoP key; which rule
  * refused it goes to the log only.
  * @throws DpopProofError (401 `invalid_dpop_proof` or `use_dpop_nonce`) for a refused proof.
  */

@@ -4,7 +4,7 @@ import { InvalidClient, InvalidRequest } from '../lib/errors.js';
 import type { PresentedClientCredentials } from '../modules/oauth/client-auth.service.js';
 
 /**
- * The client credentials of a token, revocation or introspection request: HTTP Basic (SPEC.md)
+ * The client credentials of a token, revocation or introspection request: HTTP Basic
  * or client_secret_post (RFC 6749 §2.3.1), never both at once; or `client_id` alone in the body,
  * which only a public client may use (RFC 6749 §2.1, `token_endpoint_auth_method: none`).
  */

@@ -16,7 +16,7 @@ const SECURITY: Record<string, Array<Record<string, string[]>> | undefined> = {
   mobile: [{}, { bearer: [] }],
 };
 
-/** Every error (CONTRACT.md §4). */
+/** Every error. */
 const ERROR_BODY = {
   description: 'An error: {ok: false, error, error_description} (docs/api.md, "Errors")',
   type: 'object',

@@ -51,7 +51,7 @@ export function countAuthenticatedClient(request: FastifyRequest, clientId: stri
  * Rate limits per minute by the route's declarations (README "Rate limits"; `0` turns one off),
  * in memory or, with REDIS_URL, shared by every instance:
  * - every route, per IP (public); `rateLimit: 'signin'` (form POSTs, mobile verify), per IP too
- *   (CONTRACT.md §1), and `checksPassword`, per account named in the body;
+ *  , and `checksPassword`, per account named in the body;
  * - `auth: 'client'`, per client once it authenticated (so nobody spends another's limit with
  *   its public id); `auth: 'bearer'`, per token; both, the 401s per IP (secret guessing).
  * Answers carry the tightest limit's RateLimit headers (draft-ietf-httpapi-ratelimit-headers);

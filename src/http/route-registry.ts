@@ -1,7 +1,7 @@
 import type { RouteOptions } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 
-/** Who may call a route, as the catalogue reports it (CONTRACT.md §6). */
+/** Who may call a route, as the catalogue reports it. */
 export type RouteAuth = 'public' | 'bearer' | 'client' | 'browser' | 'mobile';
 
 declare module 'fastify' {

@@ -1,5 +1,5 @@
 /**
- * Authentication method references (RFC 8176 §2) as CONTRACT.md §8 fixes them: what an id_token's
+ * Authentication method references (RFC 8176 §2) as docs/pages.md fixes them: what an id_token's
  * `amr` says about how the user signed in, and the `acr` that follows from it.
  */
 export type AuthenticationMethod = 'pwd' | 'otp' | 'mfa' | 'hwk' | 'user';

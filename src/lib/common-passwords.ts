@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 
 /**
- * How many of the most common passwords are refused (CONTRACT.md §7). They are the first entries of
+ * How many of the most common passwords are refused. They are the first entries of
  * the ranked `passwords-common` list of @zxcvbn-ts/language-common (MIT, maintained with zxcvbn-ts;
  * 49,233 entries in 4.1.3), most frequent first: "123456", "password", "12345678", "qwerty", ….
  */

@@ -1,7 +1,7 @@
 /**
  * The one error hierarchy of the service (after node-oidc-provider's lib/helpers/errors.js).
  *
- * `error` is the contract's code (CONTRACT.md §4), `description` is shown to the caller, `detail` is
+ * `error` is the contract's code, `description` is shown to the caller, `detail` is
  * for logs only. `redirectable` is false for problems with client_id or redirect_uri, which must
  * render a page and never redirect (RFC 6749 §4.1.2.1).
  */

@@ -8,7 +8,7 @@ import { isCommonPassword } from './common-passwords.js';
 const OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
 /**
- * Password length bounds (CONTRACT.md §7), in UTF-16 code units as `String.length`, zod and HTML's
+ * Password length bounds, in UTF-16 code units as `String.length`, zod and HTML's
  * `minlength`/`maxlength` count them, so the form and the server agree. Longer passwords are
  * refused before hashing, so nobody can make the server hash megabytes.
  */
@@ -26,7 +26,7 @@ export const PASSWORD_PROBLEM_MESSAGES: Record<PasswordProblem, string> = {
 };
 
 /**
- * The rules every new password meets (CONTRACT.md §7), in one place for every way a password is
+ * The rules every new password meets, in one place for every way a password is
  * set; sign-in never runs them. Length comes first, so the common-password lookup and any hashing
  * only ever see 8–256 characters.
  */

@@ -1,5 +1,5 @@
 /**
- * Redirect URI rules at registration (CONTRACT.md §5, RFC 6749 §3.1.2, RFC 8252 §7).
+ * Redirect URI rules at registration (RFC 6749 §3.1.2, RFC 8252 §7).
  * Matching at authorize time is exact, so what is registered here is exactly what may be used.
  */
 
@@ -45,7 +45,7 @@ export function redirectUriProblem(uri: string, siteUrl: string): string | null 
       : `redirect URI "${uri}" must use https (plain http is allowed on 127.0.0.1, [::1] and localhost only)`;
   }
   if (isCustomScheme(url.protocol)) {
-    // SPEC.md, native applications: no custom scheme for a client whose site is an HTTPS address.
+    // docs/api.md, native applications: no custom scheme for a client whose site is an HTTPS address.
     return new URL(siteUrl).protocol === 'https:'
       ? `redirect URI "${uri}" uses a custom scheme, which is not supported for a client whose site_url is https; use an https redirect`
       : null;
@@ -72,7 +72,7 @@ function webUriProblem(uri: string, what: string): string | null {
 }
 
 /**
- * Why a URI cannot be registered as a post-logout redirect URI, or null when it can (CONTRACT.md
+ * Why a URI cannot be registered as a post-logout redirect URI, or null when it can (docs/api.md
  * §9): as for redirect URIs, but never a custom scheme (the logout page is left in a browser, not
  * handed back to a native app).
  */
@@ -112,7 +112,7 @@ export function logoUriProblem(uri: string): string | null {
 }
 
 /**
- * Why a URI cannot be a client's back-channel logout URI, or null when it can (CONTRACT.md §9;
+ * Why a URI cannot be a client's back-channel logout URI, or null when it can (docs/oauth.md;
  * no fragment, Back-Channel Logout 1.0 §2.2). Where it may connect to is checked again at each
  * delivery, on the resolved address.
  */

@@ -1,7 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Identifier and secret prefixes (CONTRACT.md §3). A prefix lets a leaked value be recognised by
+ * Identifier and secret prefixes. A prefix lets a leaked value be recognised by
  * secret scanners and tells a developer at a glance what they are holding.
  */
 export const PREFIX = {
@@ -10,9 +10,9 @@ export const PREFIX = {
   authorizationCode: 'ac_',
   accessToken: 'at_',
   refreshToken: 'rt_',
-  /** E-mail verification links (CONTRACT.md §7). */
+  /** E-mail verification links. */
   emailVerification: 'ev_',
-  /** Password reset links (CONTRACT.md §7). */
+  /** Password reset links. */
   passwordReset: 'pr_',
   /** Pushed authorization requests: RFC 9126 §2.2's URN, then the random part. */
   requestUri: 'urn:ietf:params:oauth:request_uri:',

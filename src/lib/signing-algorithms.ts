@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The JWS algorithms id_tokens are signed with (CONTRACT.md §9): RS256 (RSA 2048, the default OIDC
+ * The JWS algorithms id_tokens are signed with: RS256 (RSA 2048, the default OIDC
  * Core §15.1 requires every provider to offer), ES256 (P-256, RFC 7518 §3.4) and EdDSA (Ed25519,
  * RFC 8037 §3.1). A client picks one as its `id_token_signed_response_alg` (OIDC Registration §2).
  */

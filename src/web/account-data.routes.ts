@@ -36,7 +36,7 @@ function renderDelete(
 }
 
 /**
- * The account's data (CONTRACT.md §7): `/account/export`, a JSON download of everything stored
+ * The account's data: `/account/export`, a JSON download of everything stored
  * about the user, and `/account/delete`, the deletion of the account once the password is
  * confirmed. Both POSTs carry the CSRF token and count against the sign-in limit.
  */

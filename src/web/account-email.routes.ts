@@ -62,7 +62,7 @@ async function renderEmailPage(
 }
 
 /**
- * `/account/email` (CONTRACT.md §7): the address and its state, a form for a new address (which
+ * `/account/email`: the address and its state, a form for a new address (which
  * takes effect only once verified through a link sent to it), and a new link for an unverified one.
  */
 export const accountEmailRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
@@ -114,7 +114,7 @@ export const accountEmailRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
         newEmail,
         currentPassword: form.current_password ?? '',
         trustedSource: trustedBrowser(request),
-        // The message to the new address is in the language of this page (CONTRACT.md §7).
+        // The message to the new address is in the language of this page.
         locale: pageLocale(request),
         ip: request.ip,
       });

@@ -91,7 +91,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     if (needsSecondFactor(authz, session)) {
       if (authz.prompt.has('none'))
         return fail('login_required', 'The request needs a second factor the user has not used.');
-      // The second step, or the enrolment of a factor, then back to this request (CONTRACT.md §8).
+      // The second step, or the enrolment of a factor, then back to this request.
       const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session.idHash));
       return reply.redirect(secondFactorUrl(id));
     }
@@ -233,7 +233,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         );
         return redirectWithError(reply, denied, 303);
       }
-      // CONTRACT.md §5: unchecking the e-mail box drops `email` from the grant.
+      // docs/oauth.md: unchecking the e-mail box drops `email` from the grant.
       const withheld: Scope[] =
         form.share_email === '1' ? [] : authz.scopes.filter((scope) => scope === 'email');
       const location = await issueCode(db, ctx, authz, {

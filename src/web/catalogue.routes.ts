@@ -18,7 +18,7 @@ const catalogueSchema = z.object({
 });
 
 /**
- * The route catalogue (CONTRACT.md §6), built from the routes as Fastify registered them, and the
+ * The route catalogue, built from the routes as Fastify registered them, and the
  * OpenAPI 3.1 document, built by @fastify/swagger from the same routes' zod schemas.
  */
 export const catalogueRoutes: FastifyPluginAsync<{ registry: RouteRegistry }> = async (app, { registry }) => {

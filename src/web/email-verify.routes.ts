@@ -19,7 +19,7 @@ function tokenOf(value: string | undefined): string {
 }
 
 /**
- * `/email/verify?token=ev_…` (CONTRACT.md §7): the GET only shows a confirm button, so a mail
+ * `/email/verify?token=ev_…`: the GET only shows a confirm button, so a mail
  * scanner opening the link changes nothing; the POST uses the link. No session is needed: the link
  * itself is the proof of the address.
  */

@@ -45,7 +45,7 @@ function asPage(error: unknown): unknown {
 }
 
 /**
- * OpenID Connect RP-Initiated Logout 1.0 (CONTRACT.md §9, docs/oauth.md "Logout"). A hint issued
+ * OpenID Connect RP-Initiated Logout 1.0 (docs/oauth.md "Logout"). A hint issued
  * in this very session ends it at once; any other request with a session asks the user first.
  * Both this endpoint and the account page's sign-out end the session through `endSession`.
  */

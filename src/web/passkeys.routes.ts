@@ -38,7 +38,7 @@ const optionsBody = z.object({ csrf_token: text });
 const registerBody = z.object({ csrf_token: text, response: registrationResponse, name: optionalName });
 const signInBody = z.object({ csrf_token: text, response: authenticationResponse, ...flowFields });
 
-/** What the JSON endpoints answer for each refusal (CONTRACT.md's error shape). */
+/** What the JSON endpoints answer for each refusal (docs/api.md's error shape). */
 const REFUSALS = {
   expired: [400, 'ceremony_expired', 'The passkey request expired or was already used; start again.'],
   invalid: [400, 'passkey_invalid', 'The passkey response could not be verified.'],
@@ -142,7 +142,7 @@ async function passkeyApi(app: FastifyInstance, deps: Deps): Promise<void> {
       });
       clearCeremonyCookie(request, reply, deps);
       if (!result.ok) throw refused(result.reason, true);
-      // A passkey with user verification is a complete sign-in: two factors in one (CONTRACT.md §8).
+      // A passkey with user verification is a complete sign-in: two factors in one.
       const redirect = await signInBrowser(request, reply, deps, {
         userId: result.userId,
         amr: PASSKEY,
@@ -153,7 +153,7 @@ async function passkeyApi(app: FastifyInstance, deps: Deps): Promise<void> {
   );
 }
 
-/** Passkeys (CONTRACT.md §8): the section's page and forms, and the JSON endpoints of the ceremonies. */
+/** Passkeys: the section's page and forms, and the JSON endpoints of the ceremonies. */
 export const passkeyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -162,7 +162,7 @@ export const passkeyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   });
   await app.register(passkeyApi, deps);
 
-  // The passkeys live on the security page (CONTRACT.md §8); this address leads there.
+  // The passkeys live on the security page; this address leads there.
   routes.get(
     PASSKEYS_PAGE,
     { config: { auth: 'browser', description: 'Leads to the passkeys section of /account/security' } },

@@ -59,7 +59,7 @@ function renderReset(
 }
 
 /**
- * `/password/forgot` and `/password/reset?token=pr_…` (CONTRACT.md §7). No session is needed: the
+ * `/password/forgot` and `/password/reset?token=pr_…`. No session is needed: the
  * link in the mailbox is the proof.
  */
 export const passwordResetRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
@@ -89,7 +89,7 @@ export const passwordResetRoutes: FastifyPluginAsync<Deps> = async (app, deps) =
         switchBase: () => PASSWORD_FORGOT_PATH,
       },
       schema: { body: forgotBody },
-      // CONTRACT.md §7: the same status, body and time whether an account matches or not. Uniform
+      // docs/pages.md: the same status, body and time whether an account matches or not. Uniform
       // by construction: the answer is sent before anything is looked up, and the lookup, the link
       // and its message are made after it. Losing that work to a crash in between is harmless (the
       // person asks again); once made, the link and its message are committed together.

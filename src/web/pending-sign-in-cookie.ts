@@ -4,7 +4,7 @@ import { PENDING_SIGN_IN_TTL_MS } from '../modules/mfa/second-factor.service.js'
 import { cookieName, cookieOptions } from './session.js';
 
 /**
- * The browser's half of a pending sign-in (CONTRACT.md §8: the password step, waiting for the
+ * The browser's half of a pending sign-in (the password step, waiting for the
  * second factor): HttpOnly, SameSite=Lax, Secure on https, and no longer than the step itself.
  * Only its SHA-256 is stored, so the table alone cannot finish anyone's sign-in.
  */

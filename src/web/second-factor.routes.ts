@@ -23,7 +23,7 @@ const stepBody = formBody({ ...flowFields, csrf_token: text, code: text });
 /**
  * Whose second step this is: the pending sign-in of this browser (a password just entered), or,
  * without one, its signed-in user, whom a site asked for a second factor (authorize with
- * `acr_values=mfa`, CONTRACT.md §8). `pending` is the pending sign-in's cookie value.
+ * `acr_values=mfa`). `pending` is the pending sign-in's cookie value.
  */
 async function stepOwner(
   request: FastifyRequest,
@@ -67,7 +67,7 @@ function startOver(request: FastifyRequest, reply: FastifyReply, deps: Deps, flo
 }
 
 /**
- * `/signin/second-factor` (CONTRACT.md §8): after a right password, a TOTP or recovery code
+ * `/signin/second-factor`: after a right password, a TOTP or recovery code
  * finishes the sign-in (amr pwd otp mfa). Failed codes count against the sign-in limits.
  */
 export const secondFactorRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
@@ -84,7 +84,7 @@ export const secondFactorRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
       const flow = flowFrom(request.query);
       const owner = await stepOwner(request, deps);
       if (!owner) return startOver(request, reply, deps, flow);
-      // A signed-in account with no second factor yet sets one up first (CONTRACT.md §8).
+      // A signed-in account with no second factor yet sets one up first.
       const factors = await secondFactorsOf(db, owner.userId);
       if (!owner.pending && !factors.totp && !factors.passkey)
         return reply.redirect(`/account/security${flowQueryString(flow)}`, 303);

@@ -37,7 +37,7 @@ async function qrSvg(uri: string, label: string): Promise<string> {
 }
 
 /**
- * Renders `/account/security` (CONTRACT.md §8): the TOTP state, an enrolment's QR code and key
+ * Renders `/account/security`: the TOTP state, an enrolment's QR code and key
  * (only until its first code), recovery codes (only when just made), the forms, the passkeys.
  */
 export async function renderSecurityPage(

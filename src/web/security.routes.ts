@@ -30,7 +30,7 @@ const confirmBody = formBody({ ...flowFields, csrf_token: text, code: text });
 /** `username`: the signed-in account's, for the per-account limit (`checksPassword`), as on `/account/email`. */
 const disableBody = formBody({ csrf_token: text, username: text, proof: password });
 
-/** `/account/security` (CONTRACT.md §8): TOTP enrolment, recovery codes, disabling; passkeys alongside. */
+/** `/account/security`: TOTP enrolment, recovery codes, disabling; passkeys alongside. */
 export const securityRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
   const routes = app.withTypeProvider<ZodTypeProvider>();
@@ -106,7 +106,7 @@ export const securityRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
           status: 400,
         });
       // A site asked for a second factor (acr_values=mfa): this session now has one, and the
-      // request goes on once the codes have been seen (CONTRACT.md §8).
+      // request goes on once the codes have been seen.
       const upgraded = flow.requestId !== undefined;
       if (upgraded)
         await startSignedInSession(request, reply, deps, { userId: found.user.id, amr: PASSWORD_AND_CODE });

@@ -92,7 +92,7 @@ async function lookUp(request: FastifyRequest, deps: Deps): Promise<BrowserSessi
  * Starts a session for a user who just signed in. The session id is always new (256 bits), and the
  * session this browser held before, if any, ends: rotating the id at sign-in defeats session
  * fixation (OWASP Session Management), and the sites of the ended one get logout tokens, queued in
- * the transaction that starts the new one (CONTRACT.md §9). Only the id's SHA-256 hash is stored;
+ * the transaction that starts the new one. Only the id's SHA-256 hash is stored;
  * the `sid`, made by the database, is a separate random value, public. `amr` says how the user signed in.
  */
 export async function startSession(
@@ -138,7 +138,7 @@ export async function startSession(
 
 /**
  * Signs the browser out: the session is deleted server-side, each site with a grant in it gets a
- * logout token (queued in the same transaction, CONTRACT.md §9), and its cookie is cleared.
+ * logout token (queued in the same transaction), and its cookie is cleared.
  */
 export async function endSession(request: FastifyRequest, reply: FastifyReply, deps: Deps): Promise<void> {
   const id = presentedSessionId(request);

@@ -83,7 +83,7 @@ async function signedInUser(deps: Deps, request: FastifyRequest): Promise<User |
   return findUserById(deps.db, requiredSession(request).userId);
 }
 
-/** `/account/profile` and `/account/password` (CONTRACT.md §7): the account's own settings. */
+/** `/account/profile` and `/account/password`: the account's own settings. */
 export const settingsRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
   const routes = app.withTypeProvider<ZodTypeProvider>();

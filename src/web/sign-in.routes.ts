@@ -32,7 +32,7 @@ import { completeSignIn } from './sign-in-completion.js';
 const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password });
 const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password, email: text });
 const signOutBody = formBody({ csrf_token: text });
-/** `expired`: the password step of a sign-in ran out before its second factor (CONTRACT.md §8). */
+/** `expired`: the password step of a sign-in ran out before its second factor. */
 const signInQuery = z.object({ ...flowFields, expired: text });
 
 async function renderSignIn(
@@ -154,7 +154,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
           : renderSignIn(deps, request, reply, { flow, username, error: 'wrong_credentials', status: 401 });
       }
       if (result.secondFactor) {
-        // CONTRACT.md §8: the password step alone is no session and grants nothing; it waits 5
+        // docs/pages.md: the password step alone is no session and grants nothing; it waits 5
         // minutes for the second factor, in this browser only.
         setPendingSignInCookie(request, reply, ctx, await startPendingSignIn(db, ctx, result.user.id));
         return reply.redirect(`/signin/second-factor${flowQueryString(flow)}`, 303);
@@ -191,7 +191,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const form = request.body;
       const flow = flowFrom(form);
       const values = { username: form.username ?? '', email: form.email ?? '' };
-      // The verification message is written in the language of the page (CONTRACT.md §7).
+      // The verification message is written in the language of the page.
       const signUpForm = { ...values, password: form.password ?? '' };
       const result = await signUpAndSendVerification(db, ctx, signUpForm, pageLocale(request));
       if (!result.ok)

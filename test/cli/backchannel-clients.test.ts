@@ -3,7 +3,7 @@ import { failed, succeeded } from '../helpers/cli.js';
 import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * `--backchannel-logout-uri` on `idp clients create` and `idp clients update` (CONTRACT.md §9),
+ * `--backchannel-logout-uri` on `idp clients create` and `idp clients update`,
  * run in process through the CLI's own parsing: https, or http on a loopback host; `''` removes it.
  */
 

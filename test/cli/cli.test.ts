@@ -23,7 +23,7 @@ import { type SharedCli, sharedInProcessCli } from '../helpers/cli-in-process.js
 import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
 
 /*
- * The operator CLI of CONTRACT.md §2 as the real `node bin/idp.js` and `node bin/server.js` child
+ * The operator CLI of docs/operating.md as the real `node bin/idp.js` and `node bin/server.js` child
  * processes, for what only a process shows: its exit status and what it does before it opens a
  * database, the data directory's lock, and commands handed to a running server (on PGlite over its
  * control socket). The database is the one the environment selects: a fresh PGlite DATA_DIR, or

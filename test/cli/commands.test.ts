@@ -6,7 +6,7 @@ import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 import { usingPostgres } from '../helpers/database.js';
 
 /*
- * The operator CLI of CONTRACT.md §2 (migrate, users create, clients create and list, status set,
+ * The operator CLI of docs/operating.md (migrate, users create, clients create and list, status set,
  * incidents, usage mistakes), run in process through the CLI's own parsing and execution
  * (test/helpers/cli-in-process.ts) against an empty database of this file's own. What needs the
  * real `node bin/idp.js` is test/cli/cli.test.ts's. Tests run in order and build on each other's

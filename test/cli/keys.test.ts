@@ -7,7 +7,7 @@ import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 import { usingPostgres } from '../helpers/database.js';
 
 /*
- * `idp keys rotate [--alg A] | list | retire` (CONTRACT.md §2, §9) and the `--id-token-alg` of
+ * `idp keys rotate [--alg A] | list | retire` and the `--id-token-alg` of
  * `idp clients create | update`, run in process through the CLI's own parsing and execution
  * (test/helpers/cli-in-process.ts) against a fresh database, then with the application serving
  * that database: a rotation is published by its JWKS at once. Handing a command to a running

@@ -13,7 +13,7 @@ import { usingPostgres } from '../helpers/database.js';
 import { queuedId, TestSmtpServer } from '../modules/mail/smtp.js';
 
 /*
- * `idp mail test --to` and `idp mail outbox` (CONTRACT.md §7), run in process through the CLI's
+ * `idp mail test --to` and `idp mail outbox`, run in process through the CLI's
  * own parsing and execution (test/helpers/cli-in-process.ts) against a fresh database: the test
  * message goes straight to the SMTP server in this process (not through the outbox), and a server
  * that is down is an exit 1 with its error.

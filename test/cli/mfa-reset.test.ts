@@ -4,7 +4,7 @@ import { failed, succeeded } from '../helpers/cli.js';
 import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * `idp users mfa-reset U` (CONTRACT.md §8), run in process: the account's TOTP key, recovery
+ * `idp users mfa-reset U`, run in process: the account's TOTP key, recovery
  * codes and passkeys are removed and the reset is audited as the operator's; an unknown user is an exit 1.
  */
 

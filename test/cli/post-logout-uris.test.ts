@@ -3,7 +3,7 @@ import { failed, type ProcessResult, succeeded } from '../helpers/cli.js';
 import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * The post-logout redirect URIs of a client (CONTRACT.md §9, OIDC RP-Initiated Logout 1.0 §3.1):
+ * The post-logout redirect URIs of a client (OIDC RP-Initiated Logout 1.0 §3.1):
  * `--post-logout-redirect-uri` at `idp clients create`, `--add-/--remove-post-logout-redirect-uri`
  * at `idp clients update`, checked as redirect URIs are (https, or http on a loopback host).
  * Run in process; the tests build on each other's client.

@@ -3,7 +3,7 @@ import { failed, type ProcessResult, succeeded } from '../helpers/cli.js';
 import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * `idp premium grant U --period month|year --days N` (CONTRACT.md §2), run in process through
+ * `idp premium grant U --period month|year --days N`, run in process through
  * the CLI's own parsing and execution (test/helpers/cli-in-process.ts) against a fresh database. The CLI runs on the system clock. Tests run in order and build on each other's data.
  */
 

@@ -6,7 +6,7 @@ import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 import { usingPostgres } from '../helpers/database.js';
 
 /*
- * `idp users send-reset U` (CONTRACT.md §7), run in process through the CLI's own parsing and execution (test/helpers/cli-in-process.ts): a reset link is queued in the
+ * `idp users send-reset U`, run in process through the CLI's own parsing and execution (test/helpers/cli-in-process.ts): a reset link is queued in the
  * outbox for the user's address, audited as the operator's, and never printed; an unknown, deleted
  * or disabled user, or one without an address, is an exit 1 that says why.
  */

@@ -4,7 +4,7 @@ import { failed, type ProcessResult, succeeded } from '../helpers/cli.js';
 import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * `idp users update|disable|enable` and `idp clients update|rotate-secret` (CONTRACT.md §2), run in
+ * `idp users update|disable|enable` and `idp clients update|rotate-secret`, run in
  * process through the CLI's own parsing and execution (test/helpers/cli-in-process.ts) against a
  * fresh database. Tests run in order and build on each other's data.
  */

@@ -4,7 +4,7 @@ import { failed, type ProcessResult, parseJsonOutput, succeeded } from '../helpe
 import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
 
 /*
- * `idp wallet credit U AMOUNT [--description D]` and `idp wallet verify` (CONTRACT.md §2, issue
+ * `idp wallet credit U AMOUNT [--description D]` and `idp wallet verify` (issue
  * "The coin wallet"), run in process through the CLI's own parsing and execution (test/helpers/cli-in-process.ts)
  * against a fresh database. Tests run in
  * order and build on each other's data.

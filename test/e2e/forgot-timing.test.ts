@@ -14,7 +14,7 @@ import {
 import { usingPostgres } from '../helpers/database.js';
 
 /*
- * `/password/forgot` answers in the same time whether an account matches or not (CONTRACT.md §7),
+ * `/password/forgot` answers in the same time whether an account matches or not,
  * measured as a client sees it: the real server in a process of its own (so that the work it does
  * after answering cannot hold this process's clock, as it would in one process on PGlite): 40
  * pairs of requests, one for an account that exists and one for a login that does not, back to

@@ -14,7 +14,7 @@ import { freePort } from '../helpers/tcp-proxy.js';
 import { TestSmtpServer } from '../modules/mail/smtp.js';
 
 /*
- * E-mail delivery across real server processes (CONTRACT.md §7): two instances on one PostgreSQL
+ * E-mail delivery across real server processes: two instances on one PostgreSQL
  * send the outbox to one SMTP server in this process. People sign up on either; the SMTP server
  * stops part way through and starts again on the same port. What was signed up meanwhile waits in
  * the outbox and arrives once it is back; every verification message arrives exactly once, sent by

@@ -7,7 +7,7 @@ import { type Provider, startProvider, UserAgent } from '../docs/helpers.js';
 import { makeUser, type TestUser } from '../helpers/factories.js';
 
 /*
- * openid-client 6, the other client library sites use, on the features of CONTRACT.md §9 over HTTP:
+ * openid-client 6, the other client library sites use, on the features of docs/oauth.md over HTTP:
  * a pushed authorization request (its `buildAuthorizationUrlWithPAR`, which also sends its DPoP
  * proof to the PAR endpoint), DPoP-bound tokens with its own nonce retries, a DPoP refresh, an
  * EdDSA id_token, and its end-session URL honoured without a confirmation page.

@@ -139,7 +139,7 @@ function authorizeUrl(): string {
   return `${base}/api/v1/oauth/authorize?${query}`;
 }
 
-/** A site's RP-initiated logout request (CONTRACT.md §9) naming the site, without a hint. */
+/** A site's RP-initiated logout request naming the site, without a hint. */
 function logoutUrl(): string {
   return `${base}/api/v1/oauth/logout?client_id=${encodeURIComponent(clientId)}`;
 }
@@ -395,7 +395,7 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
       // The show-password toggle, right after its field.
       'Show',
       'Sign in',
-      // A passkey instead of the password (CONTRACT.md §8), where the browser can use passkeys.
+      // A passkey instead of the password, where the browser can use passkeys.
       'Sign in with a passkey',
       'Forgot your password?',
       'Create an account',

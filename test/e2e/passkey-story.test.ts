@@ -12,7 +12,7 @@ import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js'
 import { inspectAndPhotograph, WIDTHS } from './helpers/page-checks.js';
 
 /**
- * Passkeys in Chromium (CONTRACT.md §8), with a virtual authenticator of the DevTools protocol
+ * Passkeys in Chromium, with a virtual authenticator of the DevTools protocol
  * (a platform authenticator holding discoverable credentials, verifying the user): a passkey is
  * registered on the passkeys section, then signs in through a relying party (openid-client) with
  * "Sign in with a passkey", and through the username field's autofill; the id_token says how

@@ -11,7 +11,7 @@ import { launchChromium } from './helpers/chromium.js';
 import { inspectAndPhotograph, WIDTHS } from './helpers/page-checks.js';
 
 /**
- * Two-step sign-in as a person lives it (CONTRACT.md §8), in Chromium, with openid-client as the
+ * Two-step sign-in as a person lives it, in Chromium, with openid-client as the
  * relying party: TOTP set up from the key the page shows, then sign-ins to the site with a code and
  * with a recovery code (`amr` ["pwd","otp","mfa"], `acr` "mfa"), that recovery code refused a second
  * time, and a site's `acr_values=mfa` leading an account without a second factor through setting

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 
 /**
- * Asserts the contract's error (CONTRACT.md §4): status, `{ok:false, error, error_description}`,
+ * Asserts the contract's error: status, `{ok:false, error, error_description}`,
  * JSON content type, and the headers each status requires.
  */
 export function expectApiError(res: LightMyRequestResponse, status: number, error: string): void {

@@ -1,6 +1,6 @@
 /**
- * The userinfo claims in SPEC.md's order, written out rather than read from src/modules/oauth/scopes.ts
- * so that the tests pin the contract (CONTRACT.md §5) instead of repeating the code.
+ * The userinfo claims in the API's order, written out rather than read from src/modules/oauth/scopes.ts
+ * so that the tests pin the contract instead of repeating the code.
  */
 export const USERINFO_CLAIMS = [
   'sub',

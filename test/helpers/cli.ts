@@ -208,7 +208,7 @@ export async function stopAllChildren(): Promise<void> {
 
 /**
  * The one JSON object a `--json` command printed: stdout must be exactly one line holding one
- * JSON object (CONTRACT.md §2). Throws, with the output, otherwise.
+ * JSON object. Throws, with the output, otherwise.
  */
 export function parseJsonOutput(result: ProcessResult): Record<string, unknown> {
   const describe = () =>

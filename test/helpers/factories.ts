@@ -86,7 +86,7 @@ export async function makeClient(
   };
 }
 
-/** The official mobile app's client (CONTRACT.md §6): the only one the mobile routes serve. */
+/** The official mobile app's client: the only one the mobile routes serve. */
 export function makeOfficialApp(
   t: TestApp,
   options: { name?: string; redirectUris?: string[] } = {},

@@ -65,7 +65,7 @@ afterAll(async () => {
   await database.drop();
 });
 
-describe('error responses (CONTRACT.md §4)', () => {
+describe('error responses', () => {
   it('answers an unknown path with 404 not_found', async () => {
     const res = await app.inject({ method: 'GET', url: '/api/v1/nothing-here?x=1' });
     expectApiError(res, 404, 'not_found');

@@ -26,7 +26,7 @@ import {
 import { basic, exchangeCode, postForm } from '../helpers/http.js';
 
 /*
- * /account/export and /account/delete (CONTRACT.md §7 "Deletion"), on a user with something in
+ * /account/export and /account/delete, on a user with something in
  * every table the export reads: a full profile, premium, an app with live tokens, a phone signed
  * in to the mobile app, a wallet with a credit and a charge, browser sessions and audit events.
  */
@@ -48,7 +48,7 @@ function strings(value: unknown): string[] {
   return [];
 }
 
-/** A phone of the official app signs `who` in (CONTRACT.md §6), as mobile.fixture.ts does. */
+/** A phone of the official app signs `who` in, as mobile.fixture.ts does. */
 async function signInPhone(appClientId: string, who: TestUser) {
   const keys = generateKeyPairSync('ed25519');
   const deviceId = `device-${Math.random().toString(36).slice(2, 12)}`;

@@ -87,7 +87,7 @@ describe('pages and layout', () => {
     expect(res.body).toMatch(/<meta name="viewport" content="width=device-width, initial-scale=1">/);
     expect(res.body).toMatch(/<main\b/);
     // Scripts from this origin, by URL: no inline script (the CSP would refuse it anyway). The
-    // show-password toggle, then the passkey library and button (CONTRACT.md §8).
+    // show-password toggle, then the passkey library and button.
     expect([...res.body.matchAll(/<script\b[^>]*>/gi)].map((match) => match[0])).toEqual([
       expect.stringMatching(/^<script src="\/assets\/show-password\.js\?v=[A-Za-z0-9_-]+" defer>$/),
       expect.stringMatching(/^<script src="\/assets\/webauthn-browser\.js\?v=[A-Za-z0-9_-]+" defer>$/),
@@ -248,7 +248,7 @@ describe('sign-up', () => {
   });
 });
 
-describe('sign-up with a common password (CONTRACT.md §7)', () => {
+describe('sign-up with a common password', () => {
   /** A password of 8+ characters picked from the refused list at run time. */
   const picked = (() => {
     const eligible = [...commonPasswords()].filter((entry) => entry.length >= 8 && /[a-z]/.test(entry));

@@ -7,7 +7,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, formWithAction, hiddenFields, inputs, unescapeHtml } from '../helpers/browser.js';
 
 /**
- * The account's own settings (CONTRACT.md §7): `/account/profile` (display name, avatar URL) and
+ * The account's own settings: `/account/profile` (display name, avatar URL) and
  * `/account/password` (current and new password; other sessions end), in English and Russian.
  */
 

@@ -70,7 +70,7 @@ describe('GET /api/v1/ (route catalogue)', () => {
     await app.close();
   });
 
-  it('refuses at startup a form route outside the sign-in limit (CONTRACT.md section 1, section 7)', async () => {
+  it('refuses at startup a form route outside the sign-in limit', async () => {
     const app = Fastify();
     const registry = new RouteRegistry();
     app.addHook('onRoute', registry.onRoute);

@@ -11,7 +11,7 @@ import { usingPostgres } from '../helpers/database.js';
 import { TestSmtpServer } from '../modules/mail/smtp.js';
 
 /*
- * Changing the e-mail address (CONTRACT.md §7, `/account/email`): the new address takes effect only
+ * Changing the e-mail address (`/account/email`): the new address takes effect only
  * when verified through a link sent to it, and the old address is told. The mail worker sends what
  * the outbox holds to a real SMTP server in this process.
  */

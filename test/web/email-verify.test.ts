@@ -10,7 +10,7 @@ import { usingPostgres } from '../helpers/database.js';
 import { TestSmtpServer } from '../modules/mail/smtp.js';
 
 /*
- * E-mail verification (CONTRACT.md §7): sign-up with an e-mail queues a link in the sign-up's
+ * E-mail verification: sign-up with an e-mail queues a link in the sign-up's
  * transaction; the mail worker sends it to a real SMTP server in this process; the link's page
  * shows a button (GET changes nothing) and its POST verifies, once, within 24 hours.
  */

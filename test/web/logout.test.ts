@@ -23,7 +23,7 @@ import {
 } from './logout.fixture.js';
 
 /*
- * RP-initiated logout (CONTRACT.md §9, OIDC RP-Initiated Logout 1.0): when it asks, when it ends
+ * RP-initiated logout (OIDC RP-Initiated Logout 1.0): when it asks, when it ends
  * the session at once, where the browser goes afterwards. The hint's checks: logout-hint.test.ts.
  */
 setUpLogoutApp();

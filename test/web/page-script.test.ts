@@ -82,7 +82,7 @@ describe('the layout', () => {
         expect(page.statusCode, url).toBe(200);
         expect(scriptTags(page.body), url).toEqual([
           expect.stringMatching(/^<script src="\/assets\/show-password\.js\?v=[A-Za-z0-9_-]+" defer>$/),
-          // The sign-in page's passkey button and autofill (CONTRACT.md §8).
+          // The sign-in page's passkey button and autofill.
           ...(url === '/signin'
             ? [
                 expect.stringMatching(

@@ -12,7 +12,7 @@ import { makeUser, type TestUser } from '../helpers/factories.js';
 import { SoftAuthenticator } from '../modules/passkeys/soft-authenticator.js';
 
 /*
- * Passkeys through the pages (CONTRACT.md §8): the section and its forms, the sign-in page's button
+ * Passkeys through the pages: the section and its forms, the sign-in page's button
  * and autofill, the JSON endpoints the page script calls, and what they answer to garbage.
  */
 

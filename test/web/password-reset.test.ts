@@ -23,7 +23,7 @@ import { exchangeCode } from '../helpers/http.js';
 import { TestSmtpServer } from '../modules/mail/smtp.js';
 
 /*
- * Password recovery (CONTRACT.md §7): `/password/forgot` answers alike whether an account matches
+ * Password recovery: `/password/forgot` answers alike whether an account matches
  * or not, and a match gets a `pr_` link through the outbox and a real SMTP server in this process;
  * `/password/reset` shows its form on GET (using nothing) and on POST sets the password once,
  * within 30 minutes, with the newest link only, ending sessions, devices and, when asked, apps.
@@ -114,7 +114,7 @@ async function signsIn(who: { username: string }, password: string): Promise<boo
 const usedLinks = () =>
   t.database.db.selectFrom('password_resets').select('id').where('used_at', 'is not', null).execute();
 
-/** A phone of the official app signs `who` in (CONTRACT.md §6), keeping its key to refresh later. */
+/** A phone of the official app signs `who` in, keeping its key to refresh later. */
 async function signInPhone(who: TestUser) {
   const keys = generateKeyPairSync('ed25519');
   const deviceId = `device-${Math.random().toString(36).slice(2, 12)}`;

@@ -8,7 +8,7 @@ import { depsOf, makeClient, makeUser, type TestClient, type TestUser } from '..
 import { authorizeUrl, exchangeCode } from '../helpers/http.js';
 
 /**
- * Two-step sign-in through the pages (CONTRACT.md §8): enrolment on /account/security with the key
+ * Two-step sign-in through the pages: enrolment on /account/security with the key
  * the page shows, the second step after the password, recovery codes, and a site's acr_values=mfa.
  */
 let t: TestApp;

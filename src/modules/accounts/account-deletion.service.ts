@@ -23,7 +23,7 @@ const NO_PASSWORD = '!deleted';
 export type DeleteAccountResult = { ok: true } | { ok: false; reason: 'wrong_password' };
 
 /**
- * Deletes the signed-in user's account once their password is confirmed (CONTRACT.md §7
+ * Deletes the signed-in user's account once their password is confirmed (docs/pages.md
  * "Deletion"). The password goes through `authenticate`, so a wrong guess counts against the
  * account's budget like a sign-in. Then, in one transaction: every browser session, grant, token,
  * code and device of the mobile app ends; consents, premium periods and second factors are deleted; the profile is
@@ -59,7 +59,7 @@ export async function deleteAccount(
     // Links and messages carry the address and the name: they go with the profile.
     await deleteEmailVerificationsOfUser(trx, user.id);
     await deletePasswordResetsOfUser(trx, user.id);
-    // CONTRACT.md §7, §8: the account's second factors and passkeys (each a way in) go with it.
+    // docs/pages.md, §8: the account's second factors and passkeys (each a way in) go with it.
     const { totpRemoved, passkeysRemoved } = await removeSecondFactors(trx, user.id);
     const messagesDeleted = await deleteMailOfUser(trx, user.id);
     await updateUser(trx, user.id, {

@@ -20,7 +20,7 @@ function iso(value: Date | null): string | null {
 }
 
 /**
- * Everything stored about a user, as `/account/export` downloads it (CONTRACT.md §7; GDPR art. 15
+ * Everything stored about a user, as `/account/export` downloads it (GDPR art. 15
  * and 20). Built from each table's owning repository, whose domain objects never carry a secret:
  * no password hash, username skeleton, session id, token, code or key hash, device key, client
  * secret or idempotency key appears in it.

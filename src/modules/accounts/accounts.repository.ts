@@ -73,7 +73,7 @@ export async function findUserByUsername(db: Kysely<Database>, username: string)
 
 /**
  * The user and its password hash, for the one check of a password (`authenticate`). A deleted
- * account has none: its sign-in is answered as an unknown user's (CONTRACT.md §7 "Deletion").
+ * account has none: its sign-in is answered as an unknown user's.
  */
 export async function findCredentials(
   db: Kysely<Database>,
@@ -178,7 +178,7 @@ export async function clearSignInAttempts(
 }
 
 /**
- * Marks the user's e-mail verified only while it is still `email` (CONTRACT.md §7: a link verifies
+ * Marks the user's e-mail verified only while it is still `email` (a link verifies
  * the address it was sent to, never one set since). Returns whether it did.
  */
 export async function markEmailVerified(
@@ -197,7 +197,7 @@ export async function markEmailVerified(
 }
 
 /**
- * The accounts a reset link may go to (CONTRACT.md §7 `/password/forgot`): by username
+ * The accounts a reset link may go to (docs/pages.md `/password/forgot`): by username
  * (case-insensitive, as sign-in finds it) or by e-mail address (case-insensitive: the index on
  * lower(email); several accounts may share one), and only those that are neither deleted nor
  * disabled and have an address.

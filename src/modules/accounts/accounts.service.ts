@@ -82,7 +82,7 @@ export async function createUser(
   }
 }
 
-/** The user, locked until the transaction ends; a deleted one stays as it is (CONTRACT.md §7). */
+/** The user, locked until the transaction ends; a deleted one stays as it is. */
 async function lockExistingUser(trx: Transaction<Database>, username: string): Promise<User> {
   const user = await lockUserByUsername(trx, username);
   if (!user) throw new NotFound(`no user named ${username}`);
@@ -258,7 +258,7 @@ export async function authenticate(
     username: string;
     password: string;
     trustedSource?: TrustedSource;
-    /** Whether the account has a second factor (CONTRACT.md §8): then the second step clears the count. */
+    /** Whether the account has a second factor: then the second step clears the count. */
     secondFactor?: (userId: number) => Promise<boolean>;
   },
 ): Promise<SignInResult> {

@@ -2,7 +2,7 @@ import { escapeHtml } from '../../lib/html.js';
 import { type LinkMailTexts, linkMail } from '../mail/link-mail.js';
 import type { MailLocale, MailMessage } from '../mail/mail.service.js';
 
-/** The message to the new address, carrying its link (CONTRACT.md §7: the recipient's language). */
+/** The message to the new address, carrying its link (the recipient's language). */
 const LINK_TEXTS: Record<MailLocale, LinkMailTexts> = {
   en: {
     subject: 'Confirm your new e-mail address',
@@ -60,7 +60,7 @@ export function emailChangeMail(input: {
 }
 
 /**
- * The notice to the old address (CONTRACT.md §7 "the old address is told"): the new address only
+ * The notice to the old address: the new address only
  * masked (`n…@example.com`), as the old mailbox may no longer be the user's, and where to reset the
  * password if the change was not theirs.
  */

@@ -9,7 +9,7 @@ import { authenticate, type TrustedSource } from './accounts.service.js';
 import { emailChangeMail } from './email-change-mail.js';
 import { createEmailLink } from './email-verification.service.js';
 
-/** The fields of the e-mail form (`/account/email`, CONTRACT.md §7). */
+/** The fields of the e-mail form (`/account/email`). */
 export type EmailChangeField = 'newEmail' | 'currentPassword';
 
 /** What is wrong with a field of the e-mail form; the page says it in the reader's language. */
@@ -20,7 +20,7 @@ export type EmailChangeProblem =
   | 'email_unchanged'
   | 'current_password_missing'
   | 'current_password_wrong'
-  /** The account's hourly limit of change links is reached (CONTRACT.md §7 "Limits"). */
+  /** The account's hourly limit of change links is reached. */
   | 'too_many_messages';
 
 export type EmailChangeResult =
@@ -46,7 +46,7 @@ function newAddress(
 }
 
 /**
- * A signed-in user asks to change their address (CONTRACT.md §7: it takes effect only when
+ * A signed-in user asks to change their address (it takes effect only when
  * verified through a link sent to it). The current password is asked for, as the address is where
  * a password reset goes: a session left open must not be enough to take the account over. It is
  * checked as sign-in checks it (`authenticate`: counted against the account's attempt budget),

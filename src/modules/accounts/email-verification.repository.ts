@@ -39,7 +39,7 @@ export async function insertEmailVerification(
 }
 
 /**
- * Uses a link once (CONTRACT.md §7, single use): one statement, so two concurrent uses cannot both
+ * Uses a link once (single use): one statement, so two concurrent uses cannot both
  * succeed. Undefined for an unknown, used or expired token, and for a `change` link that a newer
  * change request of the same user replaced (only the newest works, whatever order requests commit in).
  */

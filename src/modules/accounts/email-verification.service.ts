@@ -16,19 +16,19 @@ import {
 } from './email-verification.repository.js';
 import { verificationMail } from './verification-mail.js';
 
-/** How long a verification link works (CONTRACT.md §7: 24 h). */
+/** How long a verification link works (24 h). */
 export const EMAIL_VERIFICATION_TTL_MS = 24 * 3600 * 1000;
 
-/** The page a verification link opens (CONTRACT.md §7, a fixed path). */
+/** The page a verification link opens (a fixed path). */
 export const EMAIL_VERIFY_PATH = '/email/verify';
 
-/** Where the notice of a changed address sends someone who did not make the change (CONTRACT.md §7). */
+/** Where the notice of a changed address sends someone who did not make the change. */
 export const PASSWORD_FORGOT_PATH = '/password/forgot';
 
 /**
  * Creates a link for `email` on `trx` and returns it, absolute under PUBLIC_URL. The token is
  * stored only as its SHA-256; the caller queues the message carrying it on the same `trx`, so both
- * are committed together or not at all (the outbox, CONTRACT.md §7).
+ * are committed together or not at all (the outbox).
  */
 export async function createEmailLink(
   trx: Kysely<Database>,
@@ -66,7 +66,7 @@ export async function sendEmailVerification(
 }
 
 /**
- * Sign-up with an optional e-mail (CONTRACT.md §7): when one is given, its verification link is made
+ * Sign-up with an optional e-mail: when one is given, its verification link is made
  * and queued in the transaction that creates the user, so both are committed or neither is.
  */
 export function signUpAndSendVerification(
@@ -114,7 +114,7 @@ export async function resendEmailVerification(
 }
 
 /**
- * Uses a link (CONTRACT.md §7: 24 h, single use) and returns the address it verified, or undefined
+ * Uses a link (24 h, single use) and returns the address it verified, or undefined
  * for an unknown, used or expired token, a replaced change link, and a `verify` link sent to an
  * address the user no longer has (it never verifies the new one). `locale`: the language of the
  * notice a change sends to the old address.
@@ -146,7 +146,7 @@ export async function verifyEmail(
 
 /**
  * Makes the link's address the user's, verified, with its audit event and the notice to the old
- * address in the same transaction (CONTRACT.md §7 "the old address is told"). The audit keeps the
+ * address in the same transaction. The audit keeps the
  * addresses masked: the log outlives the account, and deletion clears the addresses.
  */
 async function changeEmail(

@@ -28,10 +28,10 @@ import { resetMail } from './reset-mail.js';
 import { endBrowserSessions } from './session-end.service.js';
 import type { User } from './user.js';
 
-/** How long a reset link works (CONTRACT.md §7: 30 minutes). */
+/** How long a reset link works (30 minutes). */
 export const PASSWORD_RESET_TTL_MS = 30 * 60 * 1000;
 
-/** The pages of recovery (CONTRACT.md §7, fixed paths). */
+/** The pages of recovery (fixed paths). */
 export const PASSWORD_FORGOT_PATH = '/password/forgot';
 export const PASSWORD_RESET_PATH = '/password/reset';
 
@@ -48,9 +48,9 @@ interface ResetRequester {
 /**
  * Makes a reset link for `user` and queues the message carrying it to the user's address, with
  * its audit event, on one transaction: the token and its message are committed together or not at
- * all (the outbox, CONTRACT.md §7). Only the token's SHA-256 is stored. A newer link ends the
+ * all (the outbox). Only the token's SHA-256 is stored. A newer link ends the
  * older ones (password-resets.repository `liveLinks`), so when the account's hourly limit of reset
- * messages is reached (CONTRACT.md §7 "Limits") no link is made either: undefined, and the links
+ * messages is reached no link is made either: undefined, and the links
  * already sent keep working.
  */
 async function sendPasswordReset(
@@ -98,7 +98,7 @@ function parseLogin(raw: string): { username: string } | { email: string } | und
 }
 
 /**
- * `/password/forgot` (CONTRACT.md §7): every account `login` names (by username, or every account of
+ * `/password/forgot`: every account `login` names (by username, or every account of
  * an address) that is neither deleted nor disabled and has an address gets its own reset link
  * there. Returns how many were sent; the page never says it.
  */
@@ -122,7 +122,7 @@ export async function requestPasswordReset(
 }
 
 /**
- * `idp users send-reset U` (CONTRACT.md §7): a reset link to the user's address, audited as the
+ * `idp users send-reset U`: a reset link to the user's address, audited as the
  * operator's. Never returns the token.
  * @throws NotFound for an unknown user; InvalidRequest for a deleted or disabled one, or one without an address.
  */
@@ -155,7 +155,7 @@ export async function sendPasswordResetByOperator(
 
 /**
  * The account a reset link opens the form for, while the link works; reading changes nothing, so
- * a mail scanner opening the link uses nothing (CONTRACT.md §7).
+ * a mail scanner opening the link uses nothing.
  */
 export async function findPasswordResetAccount(
   db: Kysely<Database>,
@@ -178,7 +178,7 @@ export type PasswordResetResult =
   | { ok: false; reason: 'fields'; errors: Partial<Record<PasswordResetField, PasswordResetProblem>> };
 
 /**
- * `/password/reset` POST (CONTRACT.md §7). The new password is checked first and hashed before the
+ * `/password/reset` POST. The new password is checked first and hashed before the
  * transaction (no row lock waits on argon2). Then, in one transaction: the link is used (atomically:
  * of two concurrent uses one wins), the password set, the address marked verified if the user still
  * has the one the link went to, every browser session deleted, every device of the mobile app

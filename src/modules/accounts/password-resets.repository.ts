@@ -31,7 +31,7 @@ export async function insertPasswordReset(db: Kysely<Database>, reset: NewPasswo
 
 /**
  * The links of `tokenHash` that still work: not used, not expired, and the newest of its user
- * (CONTRACT.md §7: "only the newest one works"). Newest by id, which a later link always has, so
+ * ("only the newest one works"). Newest by id, which a later link always has, so
  * a new link ends the older ones without touching them.
  */
 function liveLinks(db: Kysely<Database>, input: { tokenHash: string; now: Date }) {
@@ -62,7 +62,7 @@ export async function findLivePasswordReset(
 }
 
 /**
- * Uses a link once (CONTRACT.md §7, single use): one conditional UPDATE, so of two concurrent uses
+ * Uses a link once (single use): one conditional UPDATE, so of two concurrent uses
  * only one finds `used_at` still null. Undefined for an unknown, used, expired or superseded token.
  */
 export async function consumePasswordReset(

@@ -6,7 +6,7 @@ import { recordAudit } from '../audit/audit.repository.js';
 import { updateProfileSchema } from '../profiles/profiles.schemas.js';
 import { findUserById, type UserChanges, updateUser } from './accounts.repository.js';
 
-/** The fields of the profile form (`/account/profile`, CONTRACT.md §7). */
+/** The fields of the profile form (`/account/profile`). */
 export type ProfileField = 'displayName' | 'avatarUrl';
 
 /** What is wrong with a field of the profile form; the page says it in the reader's language. */

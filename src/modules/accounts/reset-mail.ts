@@ -1,7 +1,7 @@
 import { type LinkMailTexts, linkMail } from '../mail/link-mail.js';
 import type { MailLocale, MailMessage } from '../mail/mail.service.js';
 
-/** The texts of the reset message, by language (CONTRACT.md §7: the recipient's language). */
+/** The texts of the reset message, by language (the recipient's language). */
 const TEXTS: Record<MailLocale, LinkMailTexts> = {
   en: {
     subject: 'Reset your password',

@@ -28,7 +28,7 @@ export interface SessionsEnded {
  * expiry, password reset and change, disabling, deletion): the sessions are deleted, the codes
  * their consent issued and no site redeemed yet are deleted (a site cannot start a session tied to
  * one that ended), and one logout per client with a grant in each session and a back-channel
- * logout URI is queued (CONTRACT.md §9) — all in one transaction, `db`'s when it is one.
+ * logout URI is queued — all in one transaction, `db`'s when it is one.
  */
 export function endBrowserSessions(
   db: Kysely<Database>,

@@ -3,7 +3,7 @@ import type { Database } from '../../db/schema.js';
 
 /**
  * Browser sign-in sessions. A session is found by the SHA-256 hash of its cookie value: the value
- * itself is never stored (CONTRACT.md §3), so a copy of the table signs nobody in.
+ * itself is never stored, so a copy of the table signs nobody in.
  */
 export interface ActiveSession {
   idHash: string;

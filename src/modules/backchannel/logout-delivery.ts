@@ -25,7 +25,7 @@ export interface DeliveryOptions {
 /** How a delivery went: `ok` for 200 or 204 (Back-Channel Logout 1.0 §2.8); `error` one short line. */
 export type DeliveryResult = { ok: true; status: number } | { ok: false; error: string };
 
-/** Addresses no logout token goes to, unless the URI's host is loopback (CONTRACT.md §9). */
+/** Addresses no logout token goes to, unless the URI's host is loopback. */
 const NOT_PUBLIC = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8], // "this network", the unspecified address

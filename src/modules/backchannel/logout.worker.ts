@@ -67,7 +67,7 @@ export interface LogoutLog {
 }
 
 /**
- * Delivers the back-channel logout outbox (CONTRACT.md §9), one worker per instance, built as the
+ * Delivers the back-channel logout outbox, one worker per instance, built as the
  * mail worker: due logouts are claimed with a lease (two instances never deliver one at once),
  * each is signed now and POSTed, and a failure is retried with exponential backoff until
  * `maxAttempts` or `maxAgeMs`, then given up on: logged, audited (`backchannel_logout_failed`)

@@ -13,9 +13,9 @@ export interface Client {
   redirectUris: string[];
   /** Where RP-initiated logout may send the browser back (OIDC RP-Initiated Logout 1.0 §3.1). */
   postLogoutRedirectUris: string[];
-  /** May request the `wallet` scope (CONTRACT.md §6). */
+  /** May request the `wallet` scope. */
   wallet: boolean;
-  /** The service's own mobile app (SPEC.md: the mobile sign-in API). */
+  /** The service's own mobile app (the mobile sign-in API). */
   officialMobile: boolean;
   /** RFC 9126 §6: authorize takes this client's requests only through PAR. */
   requirePar: boolean;

@@ -9,7 +9,7 @@ function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
   return { ...toClient(row), secretHash: row.secret_hash };
 }
 
-/** What a client is registered with; only the secret's hash is stored (CONTRACT.md §3). */
+/** What a client is registered with; only the secret's hash is stored. */
 export type NewClient = Pick<
   Client,
   | 'clientId'

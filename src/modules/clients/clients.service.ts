@@ -46,7 +46,7 @@ export function presentClient(client: Client): ClientView {
 
 /**
  * Registers a client. The secret is returned this once and stored only as its SHA-256 hash
- * (CONTRACT.md §3); a public client (`isPublic`) gets none.
+ *; a public client (`isPublic`) gets none.
  */
 export async function createClient(
   db: Kysely<Database>,
@@ -186,7 +186,7 @@ export async function updateClient(
 
 /**
  * Replaces a client's secret. The new one is returned this once and stored only as its SHA-256
- * hash; the old one stops working at once, since only the new hash is kept (CONTRACT.md §3).
+ * hash; the old one stops working at once, since only the new hash is kept.
  * @throws NotFound for an unknown client_id; InvalidRequest for a public client (it has no secret).
  */
 export async function rotateClientSecret(

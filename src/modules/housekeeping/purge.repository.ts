@@ -14,16 +14,16 @@ export const EXPIRING = [
   { table: 'wallet_idempotency_keys', column: 'expires_at' },
   // Set only once a message is sent or given up on: one still waiting is never purged.
   { table: 'mail_outbox', column: 'purge_after' },
-  // Likewise a logout token delivered or given up on (CONTRACT.md §9); browser sessions are not
+  // Likewise a logout token delivered or given up on; browser sessions are not
   // here: their purge queues logout tokens (purge.service.ts).
   { table: 'backchannel_logouts', column: 'purge_after' },
-  // Used or not, an expired verification link verifies nothing (CONTRACT.md §7).
+  // Used or not, an expired verification link verifies nothing.
   { table: 'email_verifications', column: 'expires_at' },
   // An expired reset link resets nothing; older links of a user expire before its newest one.
   { table: 'password_resets', column: 'expires_at' },
-  // The password step of a sign-in: dead once its 5 minutes are over (CONTRACT.md §8).
+  // The password step of a sign-in: dead once its 5 minutes are over.
   { table: 'pending_sign_ins', column: 'expires_at' },
-  // A WebAuthn ceremony not finished within its 5 minutes can no longer be (CONTRACT.md §8).
+  // A WebAuthn ceremony not finished within its 5 minutes can no longer be.
   { table: 'webauthn_challenges', column: 'expires_at' },
   // A pushed request not taken within its 60 seconds can no longer be (RFC 9126 §2.2).
   { table: 'pushed_authorization_requests', column: 'expires_at' },

@@ -34,7 +34,7 @@ export async function purgeExpired(
     },
   ];
   // An expired session ends like any other: its sites get logout tokens, queued in the transaction
-  // of each batch's deletion (CONTRACT.md §9).
+  // of each batch's deletion.
   let sessions = 0;
   for (;;) {
     const { sessionsEnded } = await endBrowserSessions(

@@ -16,7 +16,7 @@ export interface LinkMailTexts {
 /**
  * A message that carries one link (a verification, a change of address, a password reset): a
  * plain-text part with the bare link and an HTML part with it as a link and as text, both in the
- * recipient's language (CONTRACT.md §7).
+ * recipient's language.
  */
 export function linkMail(
   kind: string,

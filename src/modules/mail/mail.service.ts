@@ -12,7 +12,7 @@ export interface MailMessage {
   kind: string;
   /**
    * The account the message is about. When given, at most MAIL_LIMIT_PER_HOUR messages of this
-   * kind about it are queued per hour (CONTRACT.md §7 "Limits"); the rest are not queued.
+   * kind about it are queued per hour; the rest are not queued.
    */
   userId?: number;
   to: string;
@@ -26,7 +26,7 @@ export interface MailMessage {
 
 const MAX_BODY_LENGTH = 100_000;
 
-/** CONTRACT.md §7 "Limits": at most 5 messages of each kind per account per hour. */
+/** docs/pages.md "Limits": at most 5 messages of each kind per account per hour. */
 export const MAIL_LIMIT_PER_HOUR = 5;
 const HOUR_MS = 3600 * 1000;
 
@@ -80,7 +80,7 @@ export function checkMailMessage(ctx: Context, message: MailMessage): void {
 }
 
 /**
- * Queues a message (CONTRACT.md §7, the transactional outbox). Call it on the transaction of what
+ * Queues a message (the transactional outbox). Call it on the transaction of what
  * the message announces: the token it carries and the message are committed together or not at
  * all. The worker sends it after the commit; nothing here waits on SMTP. A message about an account
  * that already had MAIL_LIMIT_PER_HOUR of its kind in the last hour is not queued (`reason:

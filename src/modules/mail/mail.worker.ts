@@ -49,7 +49,7 @@ export const DEFAULT_MAIL_WORKER_OPTIONS: MailWorkerOptions = {
 export { backoffMs };
 
 /**
- * Sends the outbox (CONTRACT.md §7), one per instance. It claims due messages for a lease, sends
+ * Sends the outbox, one per instance. It claims due messages for a lease, sends
  * each (its lease renewed as its send starts), and records the outcome; a failure is retried with
  * exponential backoff until `maxAttempts`, then kept as failed. Woken by the database's announcement of a committed message
  * (every instance hears it; the claim decides which sends), and by its poll otherwise.

@@ -69,7 +69,7 @@ export async function countRecentMailLocked(
   return Number(row.count);
 }
 
-/** Deletes every message about an account, sent or waiting (the account's deletion, CONTRACT.md §7). */
+/** Deletes every message about an account, sent or waiting (the account's deletion). */
 export async function deleteMailOfUser(trx: Kysely<Database>, userId: number): Promise<number> {
   const result = await trx.deleteFrom('mail_outbox').where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows);

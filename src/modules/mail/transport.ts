@@ -5,7 +5,7 @@ import nodemailer from 'nodemailer';
 import type { Config } from '../../config.js';
 import { linksIn } from './links.js';
 
-/** One message as it leaves the service (CONTRACT.md §7): both parts, in the recipient's language. */
+/** One message as it leaves the service: both parts, in the recipient's language. */
 export interface OutgoingMail {
   to: string;
   locale: string;
@@ -106,7 +106,7 @@ export function createMailTransport(config: Config, log: MailLog): MailTransport
   return config.SMTP_URL ? smtpTransport(config, config.SMTP_URL) : fileTransport(config, log);
 }
 
-/** What the start logs about mail: a warning in production without SMTP_URL (CONTRACT.md §7). */
+/** What the start logs about mail: a warning in production without SMTP_URL. */
 export function startupMailWarning(config: Pick<Config, 'NODE_ENV' | 'SMTP_URL'>): string | undefined {
   if (config.NODE_ENV !== 'production' || config.SMTP_URL) return undefined;
   return 'SMTP_URL is not set: e-mail is written to DATA_DIR/outbox/ instead of being sent, and its links (with their tokens) are logged';

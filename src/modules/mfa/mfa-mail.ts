@@ -5,7 +5,7 @@ import { findUserById } from '../accounts/accounts.repository.js';
 import { type LinkMailTexts, linkMail } from '../mail/link-mail.js';
 import { enqueueMail, type MailLocale } from '../mail/mail.service.js';
 
-/** The changes to a user's second factors that they are told of by e-mail (CONTRACT.md §8). */
+/** The changes to a user's second factors that they are told of by e-mail. */
 export type MfaNotice = 'totp_enabled' | 'totp_disabled' | 'recovery_codes_renewed' | 'recovery_code_used';
 
 const en = (subject: string, body: string): LinkMailTexts => ({
@@ -71,7 +71,7 @@ const TEXTS: Record<MfaNotice, Record<MailLocale, LinkMailTexts>> = {
 
 /**
  * Queues the notice of a change to the user's second factors, on the transaction of the change
- * (the outbox, CONTRACT.md §7), when the account has an e-mail address. A notice over the hourly
+ * (the outbox), when the account has an e-mail address. A notice over the hourly
  * limit of its kind is not queued; the change stands all the same.
  */
 export async function enqueueMfaNotice(

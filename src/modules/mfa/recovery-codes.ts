@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { hashSecret } from '../../lib/secrets.js';
 
-/** CONTRACT.md §8: 10 recovery codes at a time. */
+/** docs/pages.md: 10 recovery codes at a time. */
 export const RECOVERY_CODE_COUNT = 10;
 
 /** Lower-case letters and digits that cannot be read as one another (no 0/o, 1/l/i). */

@@ -25,7 +25,7 @@ import { deleteTotpCredential, findTotpCredential } from './totp.repository.js';
 import { useTotpCode } from './totp.service.js';
 import { looksLikeTotpCode } from './totp-code.js';
 
-/** CONTRACT.md §8: the password step alone expires in 5 minutes. */
+/** docs/pages.md: the password step alone expires in 5 minutes. */
 export const PENDING_SIGN_IN_TTL_MS = 5 * 60 * 1000;
 
 /** Which second factors the user has (a TOTP key only once confirmed). */
@@ -39,7 +39,7 @@ export async function secondFactorsOf(
 
 /**
  * Whether the user has a second factor (a confirmed TOTP key or a passkey), so that a password
- * alone does not sign them in (CONTRACT.md §8). The one place that decides it.
+ * alone does not sign them in. The one place that decides it.
  */
 export async function hasSecondFactor(db: Kysely<Database>, userId: number): Promise<boolean> {
   const factors = await secondFactorsOf(db, userId);
@@ -84,7 +84,7 @@ export function finishPendingSignIn(db: Kysely<Database>, ctx: Context, value: s
 export type SecondFactorResult = { ok: true; method: 'totp' | 'recovery_code' } | { ok: false };
 
 /**
- * Checks a TOTP or recovery code for the second step (CONTRACT.md §8: failed codes count like failed
+ * Checks a TOTP or recovery code for the second step (failed codes count like failed
  * passwords). Like `authenticate`, the attempt first takes a numbered slot in its source's budget
  * (sign_in_attempts), committed before any check, so parallel guesses on any number of instances
  * never run more than SIGN_IN_MAX_ATTEMPTS checks per window; past it nothing is checked and the
@@ -151,7 +151,7 @@ export async function removeSecondFactors(trx: Kysely<Database>, userId: number)
 }
 
 /**
- * `idp users mfa-reset U` (CONTRACT.md §8): removes the account's second factors, audited, for a
+ * `idp users mfa-reset U`: removes the account's second factors, audited, for a
  * user who lost them. Their password alone signs them in again.
  * @throws NotFound when no user has this username.
  */

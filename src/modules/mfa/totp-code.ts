@@ -1,6 +1,6 @@
 import { Secret, TOTP } from 'otpauth';
 
-/** RFC 6238 as CONTRACT.md §8 fixes it: HMAC-SHA-1, 6 digits, 30-second steps. */
+/** RFC 6238 as docs/pages.md fixes it: HMAC-SHA-1, 6 digits, 30-second steps. */
 const ALGORITHM = 'SHA1';
 const DIGITS = 6;
 const PERIOD_SECONDS = 30;

@@ -57,7 +57,7 @@ function issuerOf(ctx: Context): string {
 
 /**
  * The key and `otpauth://` URI of an enrolment waiting for its first code: shown only until that
- * code confirms it (CONTRACT.md §8), never after.
+ * code confirms it, never after.
  */
 export async function pendingEnrolment(
   db: Kysely<Database>,

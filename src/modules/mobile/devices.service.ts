@@ -58,7 +58,7 @@ export async function signOutDevice(
 }
 
 /**
- * Signs out every device of the mobile app of a user (a password reset, CONTRACT.md §7): each
+ * Signs out every device of the mobile app of a user (a password reset): each
  * device's key and the tokens of its grant stop working. Run it in the transaction of the change
  * it follows. Returns how many devices were signed in.
  */

@@ -5,7 +5,7 @@ import type { Database } from '../../db/schema.js';
 export interface Device {
   id: number;
   clientPk: number;
-  /** The app's own id of the device (CONTRACT.md §6). */
+  /** The app's own id of the device. */
   deviceId: string;
   userId: number;
   /** The raw 32-byte Ed25519 public key, base64url without padding. */

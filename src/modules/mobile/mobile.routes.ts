@@ -36,7 +36,7 @@ function noStore(reply: FastifyReply): void {
 }
 
 /**
- * Sign-in for the official mobile app (CONTRACT.md §6, docs/mobile.md). The client is checked
+ * Sign-in for the official mobile app (docs/mobile.md). The client is checked
  * first, in preValidation (after the body is parsed, before it is validated): any client but the
  * official app gets 403 on every route, whatever else it sent. Logout then needs the device's
  * bearer token. Only then is the body validated (400 invalid_request).

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 
-/** `device_id`: 8–128 characters of `[A-Za-z0-9._-]` (CONTRACT.md §6). */
+/** `device_id`: 8–128 characters of `[A-Za-z0-9._-]`. */
 export const DEVICE_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 /** base64url without padding. */
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-/** How long a challenge may be used (CONTRACT.md §6: at most 120 s). */
+/** How long a challenge may be used (at most 120 s). */
 export const CHALLENGE_TTL_SECONDS = 60;
 
 /** The scopes of a mobile session: the whole profile, as the app shows it. */

@@ -38,7 +38,7 @@ export async function officialClient(db: Kysely<Database>, body: unknown): Promi
   return client;
 }
 
-/** Ed25519 over the UTF-8 bytes of `<challenge>.<device_id>` (CONTRACT.md §6). */
+/** Ed25519 over the UTF-8 bytes of `<challenge>.<device_id>`. */
 export function signedByKey(
   publicKey: string,
   signature: string,

@@ -1,5 +1,5 @@
 /**
- * The scopes of the service (CONTRACT.md §5): what each one shares, in plain words for the consent
+ * The scopes of the service: what each one shares, in plain words for the consent
  * page, and which userinfo claims it releases. `sub` and `id` are always returned.
  */
 export const SCOPES = {
@@ -45,7 +45,7 @@ export type Scope = keyof typeof SCOPES;
 
 export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];
 
-/** Missing `scope` means these (SPEC.md, Authentication 4). */
+/** Missing `scope` means these (Authentication 4). */
 export const DEFAULT_SCOPES: readonly Scope[] = ['profile', 'email', 'verified', 'openid'];
 
 export function isScope(value: string): value is Scope {

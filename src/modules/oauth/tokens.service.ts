@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { insertAccessToken, insertRefreshToken, type NewTokenRows } from './grants.repository.js';
 
-/** The token response (SPEC.md, RFC 6749 §5.1; OIDC Core §3.1.3.3). */
+/** The token response (RFC 6749 §5.1; OIDC Core §3.1.3.3). */
 export interface TokenResponse {
   access_token: string;
   /** RFC 9449 §5: `DPoP` when the access token is bound to a DPoP key. */

@@ -21,12 +21,12 @@ const PROTOCOL_CLAIMS = [
   'sid',
 ];
 
-/** Client authentication at the token, revocation and introspection endpoints (CONTRACT.md §5). */
+/** Client authentication at the token, revocation and introspection endpoints. */
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 
 /**
  * The OpenID Provider Metadata (OIDC Discovery 1.0 §3, RFC 8414 §2) served at
- * `/.well-known/openid-configuration`. `issuer` is PUBLIC_URL exactly (CONTRACT.md §5): a client
+ * `/.well-known/openid-configuration`. `issuer` is PUBLIC_URL exactly: a client
  * such as openid-client compares it with the URL it discovered from, character for character
  * (OIDC Discovery §4.3), and every endpoint is absolute under it.
  */
@@ -40,24 +40,24 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     jwks_uri: at('/api/v1/oauth/jwks'),
     revocation_endpoint: at('/api/v1/oauth/revoke'),
     introspection_endpoint: at('/api/v1/oauth/introspect'),
-    // OIDC RP-Initiated Logout 1.0 §2.1 (CONTRACT.md §9).
+    // OIDC RP-Initiated Logout 1.0 §2.1.
     end_session_endpoint: at('/api/v1/oauth/logout'),
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     subject_types_supported: ['public'],
-    // CONTRACT.md §9: each client picks one with `idp clients create|update --id-token-alg`.
+    // docs/oauth.md: each client picks one with `idp clients create|update --id-token-alg`.
     id_token_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
     // A public client sends its client_id alone (`none`), at the token and revocation endpoints.
     token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
     revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS, 'none'],
     introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
-    // RFC 7636: only S256; `plain` is refused (CONTRACT.md §5).
+    // RFC 7636: only S256; `plain` is refused.
     code_challenge_methods_supported: ['S256'],
     claims_supported: [...new Set([...PROTOCOL_CLAIMS, ...claimsFor(ALL_SCOPES)])],
     prompt_values_supported: ['none', 'login', 'consent'],
-    // CONTRACT.md §8: `acr_values=mfa` requires a second factor; the id_token's acr says it was used.
+    // docs/pages.md: `acr_values=mfa` requires a second factor; the id_token's acr says it was used.
     acr_values_supported: [MFA_ACR],
     // RFC 9207: authorize redirects carry `iss`.
     authorization_response_iss_parameter_supported: true,
@@ -66,7 +66,7 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     // request objects fetched from the client's own URIs (OIDC Discovery §3), which are not supported.
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
-    // Back-Channel Logout 1.0 §2.1: logout tokens are sent, and carry `sid` (CONTRACT.md §9).
+    // Back-Channel Logout 1.0 §2.1: logout tokens are sent, and carry `sid`.
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
     service_documentation: at('/api/v1/'),

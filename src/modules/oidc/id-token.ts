@@ -25,7 +25,7 @@ export interface IdTokenInput {
   nonce: string | null;
   /** When the user signed in (OIDC Core §2 `auth_time`). */
   authTime: Date;
-  /** How the user signed in (RFC 8176), and so the `acr` (CONTRACT.md §8). */
+  /** How the user signed in (RFC 8176), and so the `acr`. */
   amr: readonly string[];
   /** The browser session the sign-in belongs to (Back-Channel Logout 1.0 §2.4 `sid`); null for none. */
   sid?: string | null;

@@ -9,7 +9,7 @@ import {
 } from 'jose';
 import type { SigningAlgorithm } from '../../lib/signing-algorithms.js';
 
-// The key pairs behind id_token signatures, one kind per algorithm (CONTRACT.md §9): RSA 2048 for
+// The key pairs behind id_token signatures, one kind per algorithm: RSA 2048 for
 // RS256 (RFC 7518 §3.3 asks for 2048 bits or more), P-256 for ES256 (RFC 7518 §3.4) and Ed25519
 // for EdDSA (RFC 8037 §3.1; jose's EdDSA is Ed25519 only).
 

@@ -29,7 +29,7 @@ import {
 
 export type { PublicJwk } from './key-material.js';
 
-// id_token signing keys (CONTRACT.md §5, §9) live in the database, so that every instance signs
+// id_token signing keys live in the database, so that every instance signs
 // with the same keys and publishes the same JWKS. Each algorithm has its own keys: the newest of
 // an algorithm not retired signs with it; every key not retired verifies (is in the JWKS).
 

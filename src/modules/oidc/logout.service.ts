@@ -7,7 +7,7 @@ import type { Client } from '../clients/client.js';
 import { findClientByClientId } from '../clients/clients.repository.js';
 import { type IdTokenHint, verifyIdTokenHint } from './id-token-hint.js';
 
-// OpenID Connect RP-Initiated Logout 1.0 (CONTRACT.md §9): the parameters of the end_session
+// OpenID Connect RP-Initiated Logout 1.0: the parameters of the end_session
 // endpoint, checked before anything happens. Every problem is an error page, never a redirect
 // (§4: the OP must not redirect to an unverified post_logout_redirect_uri).
 
@@ -33,7 +33,7 @@ export interface SessionFacts {
 }
 
 /**
- * Whether the hint was issued in this very session (CONTRACT.md §9: the user confirms unless it
+ * Whether the hint was issued in this very session (the user confirms unless it
  * was): the same user, the same sign-in (`auth_time`, in whole seconds as the id_token has it) and,
  * for an id_token that names one, the same session (`sid`; one the mobile app got names none).
  */

@@ -4,7 +4,7 @@ const signingKey = { kid: z.string(), use: z.literal('sig') };
 
 /**
  * The JWK Set of `GET /api/v1/oauth/jwks` (RFC 7517 §5): the public keys of the three id_token
- * algorithms (CONTRACT.md §9), RSA (RFC 7518 §6.3.1), P-256 (§6.2.1) and Ed25519 (RFC 8037 §2).
+ * algorithms, RSA (RFC 7518 §6.3.1), P-256 (§6.2.1) and Ed25519 (RFC 8037 §2).
  */
 export const jwksSchema = z.object({
   keys: z.array(

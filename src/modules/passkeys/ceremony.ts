@@ -6,7 +6,7 @@ import type { Database } from '../../db/schema.js';
 import { hashSecret } from '../../lib/secrets.js';
 import { consumeChallenge, insertChallenge, type StoredChallenge } from './passkeys.repository.js';
 
-/** How long a ceremony may take (CONTRACT.md §8), and the timeout the browser is given. */
+/** How long a ceremony may take, and the timeout the browser is given. */
 export const CEREMONY_TTL_MS = 5 * 60 * 1000;
 
 /** The relying party (WebAuthn §5.1.4.1): the RP ID is PUBLIC_URL's host, the origin PUBLIC_URL's. */

@@ -57,7 +57,7 @@ export async function listPasskeys(db: Kysely<Database>, userId: number): Promis
   return rows.map(toPasskey);
 }
 
-/** Whether the user has at least one passkey (a second factor, CONTRACT.md §8). */
+/** Whether the user has at least one passkey (a second factor). */
 export async function hasPasskey(db: Kysely<Database>, userId: number): Promise<boolean> {
   const row = await db
     .selectFrom('passkeys')

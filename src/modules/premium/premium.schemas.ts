@@ -3,10 +3,10 @@ import { BILLING_PERIODS, MAX_GRANT_DAYS } from './premium-grant.js';
 
 export { BILLING_PERIODS, type BillingPeriod, MAX_GRANT_DAYS } from './premium-grant.js';
 
-/** `YYYY-MM-DD HH:MM:SS`, in UTC (SPEC.md "Premium status"). */
+/** `YYYY-MM-DD HH:MM:SS`, in UTC. */
 export const PREMIUM_DATE_FORMAT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
 
-/** SPEC.md "Premium status", with CONTRACT.md §6 for the never-premium nulls. */
+/** docs/api.md "Premium status", with docs/api.md for the never-premium nulls. */
 export const premiumStatusSchema = z.object({
   ok: z.literal(true),
   active: z.boolean(),

@@ -16,7 +16,7 @@ export function formatPremiumDate(date: Date): string {
 }
 
 /**
- * The user's premium status (SPEC.md "Premium status", CONTRACT.md §6): `expires_at` and
+ * The user's premium status: `expires_at` and
  * `billing_period` are the latest period's (also once it has ended), null when never premium;
  * `days_left` is the time left rounded up to whole days while active, else 0.
  */

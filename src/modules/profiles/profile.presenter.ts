@@ -25,7 +25,7 @@ export type SearchableUser = Pick<
   'id' | 'username' | 'displayName' | 'avatarUrl' | 'verificationLevel'
 >;
 
-/** Where the default avatar is served (CONTRACT.md §6: search shows it for a user without an avatar). */
+/** Where the default avatar is served (search shows it for a user without an avatar). */
 export const DEFAULT_AVATAR_PATH = '/static/default-avatar.png';
 
 /**
@@ -42,7 +42,7 @@ export function verificationTier(level: number): VerificationTier {
 }
 
 /**
- * The userinfo payload for the scopes a token was granted (CONTRACT.md §5, SPEC.md "User profile"):
+ * The userinfo payload for the scopes a token was granted:
  * `sub` and `id` always, every other claim only when its scope was granted; fields the user lacks
  * are omitted. One function feeds userinfo, `/me` and id_tokens, so they can never disagree.
  */
@@ -59,19 +59,19 @@ export function presentUserinfo(
   };
 
   const name = user.displayName ?? user.username;
-  // SPEC.md: "Absolute avatar URL, or empty".
+  // docs/api.md: "Absolute avatar URL, or empty".
   const picture = user.avatarUrl ? absoluteAvatarUrl(user.avatarUrl, publicUrl) : '';
   const gameLinked = user.gameUrl !== null;
   put('name', name);
   put('nickname', name);
   put('preferred_username', user.username);
   put('username', user.username);
-  // SPEC.md: display_name is "the name set by the user", so a user who never set one lacks it
-  // (omitted, as SPEC.md allows for missing fields); `name` and `nickname` carry the fallback.
+  // docs/api.md: display_name is "the name set by the user", so a user who never set one lacks it
+  // (omitted, as docs/api.md allows for missing fields); `name` and `nickname` carry the fallback.
   put('display_name', user.displayName ?? undefined);
   put('picture', picture);
   put('avatar_url', picture);
-  // SPEC.md: "string or boolean": the link to the game account when there is one, false otherwise.
+  // docs/api.md: "string or boolean": the link to the game account when there is one, false otherwise.
   put('game', gameLinked ? user.gameUrl : false);
   put('game_name', gameLinked ? (user.gameName ?? undefined) : undefined);
   put('game_linked', gameLinked);
@@ -95,7 +95,7 @@ export function presentUserinfo(
 }
 
 /**
- * The `/me` body (SPEC.md Profile, CONTRACT.md §6): `ok`, the user payload as `user`, and every
+ * The `/me` body (docs/api.md Profile): `ok`, the user payload as `user`, and every
  * userinfo field merged in at the top level. Build `payload` with presentUserinfo for the token's
  * scopes; `idp users update` shows it for all scopes.
  */
@@ -104,8 +104,8 @@ export function presentMe(payload: Record<string, unknown>): Record<string, unkn
 }
 
 /**
- * One entry of the user search (SPEC.md "User search result"). Unlike userinfo's `picture`, a user
- * without an avatar shows the service's default avatar (CONTRACT.md §6), and a user without a
+ * One entry of the user search. Unlike userinfo's `picture`, a user
+ * without an avatar shows the service's default avatar, and a user without a
  * display name shows the username.
  */
 export function presentSearchResult(user: SearchableUser, premium: boolean, publicUrl: string): SearchResult {

@@ -5,11 +5,11 @@ import type { Deps } from '../../context.js';
 import { bearerContext, requireBearer } from '../../http/bearer-auth.js';
 import { presentMe, presentUserinfo } from './profile.presenter.js';
 
-/** The presenter owns the fields (CONTRACT.md §5); these schemas only fix the envelope. */
+/** The presenter owns the fields; these schemas only fix the envelope. */
 const userinfoSchema = z.record(z.string(), z.unknown());
 const meSchema = z.looseObject({ ok: z.literal(true), user: userinfoSchema });
 
-/** Profile data is personal: no cache may keep it (DESIGN.md security habits; OIDC Core §5.3.2). */
+/** Profile data is personal: no cache may keep it (CONTRIBUTING.md security habits; OIDC Core §5.3.2). */
 function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
 }
@@ -52,7 +52,7 @@ export const profileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     },
     async (request, reply) => {
       noStore(reply);
-      // CONTRACT.md §6: the payload under `user` and, once more, merged at the top level.
+      // docs/api.md: the payload under `user` and, once more, merged at the top level.
       return presentMe(userinfo(request)) as z.infer<typeof meSchema>;
     },
   );

@@ -4,7 +4,7 @@ import { displayNameSchema, emailSchema } from '../accounts/accounts.schemas.js'
 
 /**
  * The profile fields an operator (and later the account page) may change, and the shapes the
- * profile is shown in: userinfo / `/me` (SPEC.md "User profile (userinfo)") and the search result.
+ * profile is shown in: userinfo / `/me` and the search result.
  */
 
 const MAX_URL_LENGTH = 2048;
@@ -138,8 +138,8 @@ export type VerificationTier = (typeof VERIFICATION_TIERS)[number];
 const tagSchema = z.object({ label: z.string(), kind: z.string(), slug: z.string() });
 
 /**
- * Userinfo, field by field (SPEC.md "User profile (userinfo)"). `sub` and `id` always; the rest
- * only with their scope (CONTRACT.md §5), and only when the user has them (game_name, tag, email).
+ * Userinfo, field by field. `sub` and `id` always; the rest
+ * only with their scope, and only when the user has them (game_name, tag, email).
  */
 export const userinfoSchema = z.object({
   sub: z.string(),
@@ -165,7 +165,7 @@ export const userinfoSchema = z.object({
 
 export type Userinfo = z.output<typeof userinfoSchema>;
 
-/** One entry of the user search (SPEC.md "User search result"). */
+/** One entry of the user search. */
 export const searchResultSchema = z.object({
   id: z.number().int(),
   username: z.string(),

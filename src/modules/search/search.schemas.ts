@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { searchResultSchema } from '../profiles/profiles.schemas.js';
 
-/** Bounds of GET /api/users/search (CONTRACT.md §6). */
+/** Bounds of GET /api/users/search. */
 export const SEARCH_QUERY_MAX_LENGTH = 64;
 export const SEARCH_LIMIT_DEFAULT = 20;
 export const SEARCH_LIMIT_MAX = 50;

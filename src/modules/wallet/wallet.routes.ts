@@ -22,7 +22,7 @@ import {
 } from './wallet.service.js';
 
 /**
- * The wallet (SPEC.md "Wallet", CONTRACT.md §6): balance, charge, transactions. Every route needs
+ * The wallet: balance, charge, transactions. Every route needs
  * a valid bearer token (401) whose grant includes the `wallet` scope and whose client holds the
  * wallet right now (403 `access_denied`); both are checked before the body or query is looked at.
  */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
-/** The one currency (CONTRACT.md §6). */
+/** The one currency. */
 export const CURRENCY = 'COIN';
 
-/** The largest amount of one charge or credit, in coins (CONTRACT.md §6). */
+/** The largest amount of one charge or credit, in coins. */
 export const MAX_AMOUNT = 1_000_000_000;
 
 /** Minor units per coin: amounts have at most 2 decimals and are stored as integers. */
@@ -28,7 +28,7 @@ export function toCoins(minor: number): number {
 /** Rejects C0/C1 control characters: PostgreSQL text cannot hold NUL, and none belongs in a label. */
 const CONTROL_CHARACTERS = /\p{Cc}/u;
 
-/** 1–255 printable ASCII characters (CONTRACT.md §6). */
+/** 1–255 printable ASCII characters. */
 export const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 export const amountSchema = z

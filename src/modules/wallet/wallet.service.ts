@@ -69,7 +69,7 @@ export interface ChargeOutcome {
 }
 
 /**
- * Charges the token's user once per idempotency key (CONTRACT.md §6), in one statement. The same
+ * Charges the token's user once per idempotency key, in one statement. The same
  * key with the same amount, currency and description replays the recorded charge (with the balance
  * right after it); a refused charge leaves the key free for a retry.
  * @throws IdempotencyConflict when the key was used with a different request.

@@ -1,6 +1,6 @@
 import type { Messages } from './messages.js';
 
-/** The English texts of `/account/export`, `/account/delete` and the page after a deletion (CONTRACT.md §7). */
+/** The English texts of `/account/export`, `/account/delete` and the page after a deletion. */
 export const enAccountData: Messages['dataPage'] = {
   yourData: 'Your data',
   yourDataText: 'Download a copy of everything this service stores about you, as a JSON file.',

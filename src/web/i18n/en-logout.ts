@@ -1,6 +1,6 @@
 import type { LogoutTexts } from './logout-texts.js';
 
-/** The English texts of RP-initiated logout (CONTRACT.md §9). */
+/** The English texts of RP-initiated logout. */
 export const enLogout: LogoutTexts = {
   confirmHeading: 'Sign out?',
   clientAsks: (client) => `${client} asks to sign you out. It is the site at`,

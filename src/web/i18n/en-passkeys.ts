@@ -20,7 +20,7 @@ export const PASSKEY_NOTICES = [
 ] as const;
 export type PasskeyNotice = (typeof PASSKEY_NOTICES)[number];
 
-/** The texts of passkeys (CONTRACT.md §8): the security page's section, the sign-in buttons. */
+/** The texts of passkeys: the security page's section, the sign-in buttons. */
 export interface PasskeyMessages {
   heading: string;
   intro: string;

@@ -1,6 +1,6 @@
 import type { Messages } from './messages.js';
 
-/** The English texts of `/password/forgot` and `/password/reset` (CONTRACT.md §7), kept apart so that en.ts stays short. */
+/** The English texts of `/password/forgot` and `/password/reset`, kept apart so that en.ts stays short. */
 export const enPasswordReset: Messages['passwordReset'] = {
   forgotHeading: 'Forgot your password?',
   forgotIntro:

@@ -1,6 +1,6 @@
 import type { SecurityTexts } from './security-texts.js';
 
-/** The English texts of `/account/security` and `/signin/second-factor` (CONTRACT.md §8). */
+/** The English texts of `/account/security` and `/signin/second-factor`. */
 export const enSecurity: SecurityTexts = {
   accountLink: 'Two-step sign-in and recovery codes',
   heading: 'Security',

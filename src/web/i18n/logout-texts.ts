@@ -1,5 +1,5 @@
 /**
- * The texts of RP-initiated logout (CONTRACT.md §9): the confirmation a site's logout request may
+ * The texts of RP-initiated logout: the confirmation a site's logout request may
  * need, and the page that says the browser is signed out. One object per language.
  */
 export interface LogoutTexts {

@@ -41,9 +41,9 @@ export type ErrorPageKind =
   | 'verification_link_invalid'
   /** A password reset link that is unknown, used, expired or superseded by a newer one. */
   | 'reset_link_invalid'
-  /** The account's hourly limit of messages of one kind (CONTRACT.md §7 "Limits") is reached. */
+  /** The account's hourly limit of messages of one kind is reached. */
   | 'mail_limit'
-  /** A logout request (CONTRACT.md §9) with a hint, client or post_logout_redirect_uri that does not check out. */
+  /** A logout request with a hint, client or post_logout_redirect_uri that does not check out. */
   | 'logout_invalid'
   /** The logout confirmation form was left open longer than its request lives. */
   | 'logout_expired'
@@ -230,7 +230,7 @@ export interface Messages {
     deletedText: string;
     deletedSignUp: string;
   };
-  /** `/email/verify` (CONTRACT.md §7): the confirm button a verification link opens, and its answer. */
+  /** `/email/verify`: the confirm button a verification link opens, and its answer. */
   emailVerify: {
     heading: string;
     intro: string;
@@ -241,7 +241,7 @@ export interface Messages {
     verifiedAddress: (email: string) => string;
     toAccount: string;
   };
-  /** `/password/forgot` and `/password/reset` (CONTRACT.md §7) and the pages that answer them. */
+  /** `/password/forgot` and `/password/reset` and the pages that answer them. */
   passwordReset: {
     forgotHeading: string;
     forgotIntro: string;
@@ -264,12 +264,12 @@ export interface Messages {
     doneText: string;
     signIn: string;
   };
-  /** `/account/email` (CONTRACT.md §7): the address, its state, a pending change, and the forms. */
+  /** `/account/email`: the address, its state, a pending change, and the forms. */
   emailPage: EmailPageTexts;
-  /** `/account/security` and `/signin/second-factor` (CONTRACT.md §8). */
+  /** `/account/security` and `/signin/second-factor`. */
   security: SecurityTexts;
   passkeys: PasskeyMessages;
-  /** RP-initiated logout (CONTRACT.md §9): its confirmation and the signed-out page. */
+  /** RP-initiated logout: its confirmation and the signed-out page. */
   logout: LogoutTexts;
   /** The landing page (`/`), and the app named on the sign-in and consent pages. */
   entry: EntryTexts;

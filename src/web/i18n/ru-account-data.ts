@@ -1,6 +1,6 @@
 import type { Messages } from './messages.js';
 
-/** The Russian texts of `/account/export`, `/account/delete` and the page after a deletion (CONTRACT.md §7). */
+/** The Russian texts of `/account/export`, `/account/delete` and the page after a deletion. */
 export const ruAccountData: Messages['dataPage'] = {
   yourData: 'Ваши данные',
   yourDataText: 'Скачайте копию всего, что сервис хранит о вас, в виде файла JSON.',

@@ -1,6 +1,6 @@
 import type { LogoutTexts } from './logout-texts.js';
 
-/** The Russian texts of RP-initiated logout (CONTRACT.md §9). */
+/** The Russian texts of RP-initiated logout. */
 export const ruLogout: LogoutTexts = {
   confirmHeading: 'Выйти из аккаунта?',
   clientAsks: (client) => `«${client}» просит выйти из аккаунта. Это сайт по адресу`,

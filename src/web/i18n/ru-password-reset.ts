@@ -1,6 +1,6 @@
 import type { Messages } from './messages.js';
 
-/** The Russian texts of `/password/forgot` and `/password/reset` (CONTRACT.md §7), kept apart so that ru.ts stays short. */
+/** The Russian texts of `/password/forgot` and `/password/reset`, kept apart so that ru.ts stays short. */
 export const ruPasswordReset: Messages['passwordReset'] = {
   forgotHeading: 'Забыли пароль?',
   forgotIntro:

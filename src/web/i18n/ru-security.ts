@@ -1,6 +1,6 @@
 import type { SecurityTexts } from './security-texts.js';
 
-/** The Russian texts of `/account/security` and `/signin/second-factor` (CONTRACT.md §8). */
+/** The Russian texts of `/account/security` and `/signin/second-factor`. */
 export const ruSecurity: SecurityTexts = {
   accountLink: 'Двухэтапный вход и резервные коды',
   heading: 'Безопасность',

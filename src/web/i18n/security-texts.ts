@@ -1,4 +1,4 @@
-/** The texts of `/account/security` and `/signin/second-factor` (CONTRACT.md §8), one object per language. */
+/** The texts of `/account/security` and `/signin/second-factor`, one object per language. */
 export interface SecurityTexts {
   /** The account page's link to the security page. */
   accountLink: string;

@@ -17,7 +17,7 @@ import { makeSite, signedIn, signInTo } from './backchannel.fixture.js';
 import { LogoutSite } from './logout-site.js';
 
 /*
- * Delivery of logout tokens (CONTRACT.md §9, OIDC Back-Channel Logout 1.0 §2.4–2.5): a site on
+ * Delivery of logout tokens (OIDC Back-Channel Logout 1.0 §2.4–2.5): a site on
  * 127.0.0.1 in this process receives them and checks each against the provider's JWKS. The worker's
  * passes are driven with `drain()` and its clock moved by hand, so backoff takes no real time.
  */

@@ -15,7 +15,7 @@ import { exchangeCode } from '../../helpers/http.js';
 import { approve, makeSite, queuedLogouts, signedIn, signInTo } from './backchannel.fixture.js';
 
 /*
- * `sid` and the queueing of back-channel logouts (CONTRACT.md §9, OIDC Back-Channel Logout 1.0
+ * `sid` and the queueing of back-channel logouts (OIDC Back-Channel Logout 1.0
  * §2.4): every way a browser session ends queues one logout per site with a grant made in that
  * session and a back-channel logout URI, in the transaction that ends it.
  */

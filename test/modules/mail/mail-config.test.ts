@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 import { describeMailError, startupMailWarning } from '../../../src/modules/mail/transport.js';
 
-/* SMTP_URL and MAIL_FROM (CONTRACT.md §7). */
+/* SMTP_URL and MAIL_FROM. */
 
 describe('mail settings', () => {
   it('MAIL_FROM defaults to the name the pages give the service, at the host of PUBLIC_URL', () => {

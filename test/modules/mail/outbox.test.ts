@@ -27,7 +27,7 @@ import { createTestDatabase, type TestDatabase, usingPostgres } from '../../help
 import { queuedId, TestSmtpServer } from './smtp.js';
 
 /*
- * The e-mail outbox (CONTRACT.md §7), end to end: enqueueMail on a transaction, the worker, and a
+ * The e-mail outbox, end to end: enqueueMail on a transaction, the worker, and a
  * real SMTP server in this process that parses what it receives. The worker's clock is a fixed one,
  * moved by hand, so the backoff and the leases take no real time.
  */

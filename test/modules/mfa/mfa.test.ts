@@ -18,7 +18,7 @@ import { totpCodeAt } from '../../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { depsOf, makeUser, type TestUser } from '../../helpers/factories.js';
 
-/** TOTP, recovery codes and the second-step check (CONTRACT.md §8), on the real database. */
+/** TOTP, recovery codes and the second-step check, on the real database. */
 let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp({ env: { SIGN_IN_MAX_ATTEMPTS: '5' } });

@@ -17,7 +17,7 @@ import {
 
 /*
  * Only the official app may use the mobile routes; malformed bodies get 400 invalid_request; the
- * account page lists and signs out the app's devices (CONTRACT.md §6).
+ * account page lists and signs out the app's devices.
  */
 
 setUpMobileApp();

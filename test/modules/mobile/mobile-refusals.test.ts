@@ -6,7 +6,7 @@ import { makeUser } from '../../helpers/factories.js';
 import { appClientId, bearerGet, Phone, post, REFUSED, setUpMobileApp, t } from './mobile.fixture.js';
 
 /*
- * What verify, refresh and logout of the mobile app refuse (CONTRACT.md §6), with one answer for
+ * What verify, refresh and logout of the mobile app refuse, with one answer for
  * every reason a sign-in fails.
  */
 

@@ -16,7 +16,7 @@ import {
 } from './mobile.fixture.js';
 
 /*
- * Sign-in for the official mobile app (CONTRACT.md §6, docs/mobile.md): a session from verify to
+ * Sign-in for the official mobile app (docs/mobile.md): a session from verify to
  * logout, the device bound to its account, disabling, and the session's lifetimes.
  */
 

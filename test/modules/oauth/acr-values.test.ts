@@ -6,7 +6,7 @@ import { makeClient, makeUser, type TestClient, type TestUser } from '../../help
 import { authorizeUrl, exchangeCode } from '../../helpers/http.js';
 
 /**
- * How the user signed in reaches the site (CONTRACT.md §8, RFC 8176): `amr` in every id_token, `acr`
+ * How the user signed in reaches the site (RFC 8176): `amr` in every id_token, `acr`
  * only when a second factor was used, and `acr_values=mfa` stops a password-only session from
  * getting a code.
  */

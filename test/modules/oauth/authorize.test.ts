@@ -187,7 +187,7 @@ describe('authorize: everything after that redirects back with error, state and 
   });
 });
 
-describe('native apps (SPEC.md)', () => {
+describe('native apps', () => {
   it('refuses registering a custom scheme for an https site, and allows it for a non-https one', async () => {
     await expect(makeClient(t, { redirectUris: ['com.example.app:/cb'] })).rejects.toMatchObject({
       error: 'invalid_request',

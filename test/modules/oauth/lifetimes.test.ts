@@ -6,7 +6,7 @@ import { makeClient, makeUser, mintCode, type TestClient } from '../../helpers/f
 import { basic, exchangeCode, postForm } from '../../helpers/http.js';
 
 /**
- * Lifetimes, pinned from both sides: a code works until just before its 10 minutes (SPEC.md: "about
+ * Lifetimes, pinned from both sides: a code works until just before its 10 minutes ("about
  * 10 minutes") and not after; an access token lives exactly the `expires_in` it announces.
  */
 let t: TestApp;

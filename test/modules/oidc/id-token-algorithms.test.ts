@@ -8,7 +8,7 @@ import { type Provider, startProvider, UserAgent } from '../../docs/helpers.js';
 import { depsOf, makeUser, type TestUser } from '../../helpers/factories.js';
 
 /*
- * Each client's id_tokens are signed with its `id_token_signed_response_alg` (CONTRACT.md §9),
+ * Each client's id_tokens are signed with its `id_token_signed_response_alg`,
  * checked the way sites check them: openid-client 6 on the whole flow over HTTP (discovery, the
  * sign-in and consent pages filled by a browser without a page engine, the code exchange, the
  * id_token's signature against the JWKS), and jose against the published JWKS.

@@ -22,7 +22,7 @@ import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { depsOf, makeUser, type TestUser } from '../../helpers/factories.js';
 import { type Gesture, SoftAuthenticator } from './soft-authenticator.js';
 
-/** CONTRACT.md §8 passkeys: the ceremonies as the services run them, on a real database. */
+/** docs/pages.md passkeys: the ceremonies as the services run them, on a real database. */
 let t: TestApp;
 let deps: Deps;
 const site = { origin: 'http://localhost:3000', rpId: 'localhost' };

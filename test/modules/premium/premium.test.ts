@@ -8,7 +8,7 @@ import { depsOf } from '../../helpers/factories.js';
 import { insertAccessToken } from '../../helpers/tokens.js';
 
 /*
- * GET /api/v1/premium/status (SPEC.md "Premium status", CONTRACT.md §6) and grantPremium: premium
+ * GET /api/v1/premium/status and grantPremium: premium
  * is a history of periods; a grant starts when the running period ends, or now.
  */
 

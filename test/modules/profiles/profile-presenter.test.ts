@@ -178,11 +178,11 @@ describe('presentUserinfo', () => {
     );
   });
 
-  it('every field has the type SPEC.md gives it, for every user and scope set', () => {
+  it('every field has the type docs/api.md gives it, for every user and scope set', () => {
     for (const [label, scopes] of Object.entries(SCOPE_SETS)) {
       for (const user of [plain, standard, special]) {
         const payload = presentUserinfo(user, scopes, PUBLIC_URL);
-        // strict(): no field outside SPEC.md's table, every field of the right type.
+        // strict(): no field outside the API's table, every field of the right type.
         expect(userinfoSchema.strict().safeParse(payload).success, `${label} / ${user.username}`).toBe(true);
         expect(typeof payload.sub).toBe('string');
         expect(typeof payload.id).toBe('number');
@@ -242,7 +242,7 @@ describe('presentSearchResult', () => {
     });
   });
 
-  it('has exactly the fields and types of SPEC.md', () => {
+  it('has exactly the fields and types of docs/api.md', () => {
     for (const user of [plain, standard, special]) {
       expect(
         searchResultSchema.strict().safeParse(presentSearchResult(user, false, PUBLIC_URL)).success,

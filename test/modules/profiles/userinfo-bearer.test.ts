@@ -3,7 +3,7 @@ import { expectApiError } from '../../helpers/assertions.js';
 import { clientId, setUpUserinfoApp, t, token, userId, userinfo } from './userinfo.fixture.js';
 
 /*
- * Bearer authentication (CONTRACT.md §4, RFC 6750) as userinfo meets it: unauthorized without a
+ * Bearer authentication (RFC 6750) as userinfo meets it: unauthorized without a
  * usable Authorization header, invalid_token for a well-formed token that does not work.
  */
 

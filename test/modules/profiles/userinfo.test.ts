@@ -3,7 +3,7 @@ import { expectApiError } from '../../helpers/assertions.js';
 import { expectNoStore, setUpUserinfoApp, t, token, userId, userinfo } from './userinfo.fixture.js';
 
 /*
- * Userinfo and /me (CONTRACT.md §5, §6, OIDC Core §5.3): the profile behind a valid bearer token,
+ * Userinfo and /me (OIDC Core §5.3): the profile behind a valid bearer token,
  * gated by its granted scopes.
  */
 
@@ -59,7 +59,7 @@ describe('GET and POST /api/v1/oauth/userinfo', () => {
   });
 });
 
-describe('scope gating (CONTRACT.md §5): userinfo and /me follow the granted scopes exactly', () => {
+describe('scope gating: userinfo and /me follow the granted scopes exactly', () => {
   const EMAIL = ['email', 'email_verified'];
   const PROFILE = [
     'name',

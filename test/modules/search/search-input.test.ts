@@ -4,7 +4,7 @@ import { search, searchRaw, setUpSearchApp, t, user, usernames } from './search.
 
 /*
  * The user search's input: terms taken literally, the limit, refused queries, and the premium flag
- * by the injected clock (CONTRACT.md §6).
+ * by the injected clock.
  */
 
 setUpSearchApp();

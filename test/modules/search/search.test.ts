@@ -4,14 +4,14 @@ import { makeUser } from '../../helpers/factories.js';
 import { PASSWORD, search, searchRaw, setUpSearchApp, t, user, usernames } from './search.fixture.js';
 
 /*
- * The public user search (CONTRACT.md §6, SPEC.md "User search result"): the result's shape, what
+ * The public user search: the result's shape, what
  * matches and in which order.
  */
 
 setUpSearchApp();
 
 describe('GET /api/users/search: result shape', () => {
-  it('shows exactly the fields of SPEC.md "User search result", with their types', async () => {
+  it('shows exactly the fields of docs/api.md "User search result", with their types', async () => {
     // All three are username prefixes of "shape": they come in code point order of lower(username).
     const fullId = (
       await makeUser(t, {

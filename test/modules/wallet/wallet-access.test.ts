@@ -21,7 +21,7 @@ import {
 } from './wallet.fixture.js';
 
 /*
- * The wallet's access rules and balance (SPEC.md "Wallet", CONTRACT.md §6): a wallet-scoped token of a
+ * The wallet's access rules and balance: a wallet-scoped token of a
  * client that holds the wallet right.
  */
 

@@ -18,7 +18,7 @@ import {
 
 /*
  * A charge happens once per idempotency key: replays, conflicts, concurrent charges, and a failure
- * in the middle of a charge (CONTRACT.md §6).
+ * in the middle of a charge.
  */
 
 setUpWalletApp();

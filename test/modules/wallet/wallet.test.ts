@@ -14,7 +14,7 @@ import {
 } from './wallet.fixture.js';
 
 /*
- * POST /api/v1/wallet/charge (SPEC.md "Wallet", CONTRACT.md §6): validation, debits and refusals.
+ * POST /api/v1/wallet/charge: validation, debits and refusals.
  * After every test, every balance equals the sum of its ledger entries.
  */
 

@@ -47,7 +47,7 @@ function checkRedirectUri(query: Query, client: Client): string {
   if (!redirectUriMatches(client.redirectUris, redirectUri)) {
     pageError('The redirect_uri is not registered for this application.');
   }
-  // SPEC.md, native applications: no custom scheme for a client whose site is an HTTPS address.
+  // docs/api.md, native applications: no custom scheme for a client whose site is an HTTPS address.
   const scheme = `${redirectUri.split(':', 1)[0]}:`;
   if (isCustomScheme(scheme) && client.siteUrl.startsWith('https:')) {
     pageError('A custom-scheme redirect is not supported for this application; use an https redirect.');
@@ -159,7 +159,7 @@ function maxAge(query: Query, request: AuthorizationRequest, fail: Fail): void {
 
 function acrValues(query: Query, request: AuthorizationRequest, fail: Fail): void {
   // OIDC Core §3.1.2.1: space-separated, in order of preference; `mfa` is the only class asserted
-  // (CONTRACT.md §8), and a value the service does not know is no reason to refuse the request.
+  //, and a value the service does not know is no reason to refuse the request.
   const values = (single(query, 'acr_values', fail) ?? '').split(' ');
   request.requireMfa = values.includes(MFA_ACR);
 }
@@ -172,13 +172,13 @@ const CHECKS: readonly Check[] = [
   noRepeatedParameters, // RFC 6749 §3.1: no parameter may be sent twice
   noRequestObjects, // OIDC Core §6: request objects are not supported, nor by reference
   responseType, // RFC 6749 §3.1.1: the code flow only, answered in the query
-  state, // CONTRACT.md §5: state is required
-  scope, // CONTRACT.md §6: known scopes only; wallet only for clients with the right
+  state, // docs/oauth.md: state is required
+  scope, // docs/api.md: known scopes only; wallet only for clients with the right
   pkce, // RFC 7636 §4.3, RFC 9700 §2.1.1: S256 only
   nonce, // OIDC Core §3.1.2.1: echoed in the id_token
   prompt, // OIDC Core §3.1.2.1: none, login, consent; none stands alone
   maxAge, // OIDC Core §3.1.2.1: whole seconds since the last sign-in
-  acrValues, // OIDC Core §3.1.2.1, CONTRACT.md §8: acr_values=mfa requires a second factor
+  acrValues, // OIDC Core §3.1.2.1, docs/pages.md: acr_values=mfa requires a second factor
 ];
 
 /**

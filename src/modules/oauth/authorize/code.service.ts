@@ -8,7 +8,7 @@ import { normalizeScopes, type Scope } from '../scopes.js';
 import { redirectBack } from './error-redirect.js';
 import type { AuthorizationRequest } from './request.js';
 
-/** SPEC.md: a code is valid for about 10 minutes. */
+/** docs/api.md: a code is valid for about 10 minutes. */
 export const AUTHORIZATION_CODE_TTL_MS = 10 * 60 * 1000;
 
 /** Whether the user already allowed this client every requested scope. */

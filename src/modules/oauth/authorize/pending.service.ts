@@ -130,7 +130,7 @@ export function sessionSatisfies(
 
 /**
  * Whether the request asked for a second factor (`acr_values=mfa`) that this session's sign-in did
- * not use: the user must pass one (or enrol one) before a code is issued (CONTRACT.md §8).
+ * not use: the user must pass one (or enrol one) before a code is issued.
  */
 export function needsSecondFactor(
   request: AuthorizationRequest,

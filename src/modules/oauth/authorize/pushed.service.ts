@@ -36,7 +36,7 @@ export interface PushedAuthorizationResponse {
  * Checks and stores the authorization request a client pushed (RFC 9126 §2.1) and returns the
  * request_uri the browser brings to the authorization endpoint. The parameters pass the same checks
  * as at authorize; any problem throws its `ApiError`, answered as JSON (RFC 9126 §2.3). Only the
- * SHA-256 of the request_uri's random part is stored (CONTRACT.md §3), with the checked authorize
+ * SHA-256 of the request_uri's random part is stored, with the checked authorize
  * parameters (never the client's credentials).
  */
 export async function pushAuthorizationRequest(

@@ -15,7 +15,7 @@ export interface AuthorizationRequest {
   prompt: Set<Prompt>;
   /** OIDC Core §3.1.2.1: the longest time since the user last signed in, in seconds; null for any. */
   maxAge: number | null;
-  /** `acr_values` named `mfa`: the user must have used a second factor (CONTRACT.md §8). */
+  /** `acr_values` named `mfa`: the user must have used a second factor. */
   requireMfa: boolean;
 }
 
