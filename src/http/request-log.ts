@@ -51,7 +51,8 @@ const toHundredths = (ms: number) => Math.round(ms * 100) / 100;
 /**
  * Writes the request's one line: method, redacted URL, status, time, the caller's address, and
  * the fields noted while it ran. Info below 500, warn from 500 on (an unexpected error has its own
- * error line, with the stack); refusals are info, since a client's mistake is not the service's.
+ * error line, with the stack); refusals are info, since a client's mistake is not the service's;
+ * a passing health probe is debug.
  */
 export function logRequestLine(
   request: FastifyRequest,
@@ -69,6 +70,9 @@ export function logRequestLine(
     ...(error ? { err: error } : {}),
   };
   if (statusCode >= 500 || error) request.log.warn(fields, 'request completed');
+  // A load balancer's probes come every few seconds from every balancer: a passing one is debug.
+  else if (statusCode < 300 && request.routeOptions.url?.startsWith('/health/'))
+    request.log.debug(fields, 'request completed');
   else request.log.info(fields, 'request completed');
 }
 

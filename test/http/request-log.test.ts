@@ -52,6 +52,14 @@ function lineOf(res: LightMyRequestResponse): Line {
 }
 
 describe('the request line', () => {
+  it('is debug for a passing health probe, which a load balancer sends every few seconds', async () => {
+    for (const url of ['/health/live', '/health/ready']) {
+      const res = await t.app.inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(200);
+      expect(linesOf(res)).toEqual([]); // nothing at info
+    }
+  });
+
   it('is one line per request, with method, URL, status, time, address and request id', async () => {
     const res = await t.app.inject({
       method: 'GET',
