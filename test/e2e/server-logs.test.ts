@@ -110,7 +110,7 @@ describe(`the server's log on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =>
   it('piped: one JSON line per request, with its fields', { timeout: 120_000 }, async () => {
     const server = await startServer({ env: { ...env, PORT: '0' } });
     try {
-      const ok = await fetch(`${server.url}/health/live`);
+      const ok = await fetch(`${server.url}/api/v1/platform/status`);
       const refused = await fetch(`${server.url}/api/v1/oauth/token`, {
         method: 'POST',
         headers: {
@@ -132,7 +132,7 @@ describe(`the server's log on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =>
           level: 30,
           msg: 'request completed',
           method: 'GET',
-          url: '/health/live',
+          url: '/api/v1/platform/status',
           statusCode: 200,
           responseTime: expect.any(Number),
           remoteAddress: '127.0.0.1',
@@ -156,11 +156,11 @@ describe(`the server's log on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () =>
 
   it('on a terminal with LOG_FORMAT=json: JSON', { timeout: 120_000 }, async () => {
     const server = await startOnTerminal({ LOG_FORMAT: 'json' });
-    const res = await fetch(`${server.url}/health/live`);
+    const res = await fetch(`${server.url}/api/v1/platform/status`);
     const line = await lineMatching(server.output, new RegExp(res.headers.get('x-request-id') as string));
     expect(JSON.parse(line)).toMatchObject({
       msg: 'request completed',
-      url: '/health/live',
+      url: '/api/v1/platform/status',
       statusCode: 200,
     });
     expect(server.output()).not.toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\]/m);
