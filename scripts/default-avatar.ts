@@ -1,6 +1,6 @@
 /**
- * Draws public/default-avatar.png, the avatar search shows for a user without one (docs/api.md
- * §6): a grey silhouette on a light square, 128 × 128, antialiased by 4 × 4 supersampling. Run
+ * Draws public/default-avatar.png, the avatar search shows for a user without one (docs/api.md):
+ * a grey silhouette on a light square, 128 × 128, antialiased by 4 × 4 supersampling. Run
  * `npx tsx scripts/default-avatar.ts` after changing it; the PNG is committed, so the service
  * itself never draws anything.
  */

@@ -72,8 +72,8 @@ function webUriProblem(uri: string, what: string): string | null {
 }
 
 /**
- * Why a URI cannot be registered as a post-logout redirect URI, or null when it can (docs/api.md
- * §9): as for redirect URIs, but never a custom scheme (the logout page is left in a browser, not
+ * Why a URI cannot be registered as a post-logout redirect URI, or null when it can
+ * (docs/oauth.md): as for redirect URIs, but never a custom scheme (the logout page is left in a browser, not
  * handed back to a native app).
  */
 export function postLogoutRedirectUriProblem(uri: string): string | null {

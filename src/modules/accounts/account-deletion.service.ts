@@ -24,7 +24,7 @@ export type DeleteAccountResult = { ok: true } | { ok: false; reason: 'wrong_pas
 
 /**
  * Deletes the signed-in user's account once their password is confirmed (docs/pages.md
- * "Deletion"). The password goes through `authenticate`, so a wrong guess counts against the
+ * "The account's data"). The password goes through `authenticate`, so a wrong guess counts against the
  * account's budget like a sign-in. Then, in one transaction: every browser session, grant, token,
  * code and device of the mobile app ends; consents, premium periods and second factors are deleted; the profile is
  * cleared and the password replaced by one nothing verifies; and the user is marked deleted and

@@ -28,7 +28,7 @@ export type PasswordChangeResult =
  * verify, counted against the account's sign-in attempt budget (by the browser's device cookie, as
  * at sign-in), so this form is no way around that budget to guess the password of an unattended
  * session. On success the new hash, the end of every other browser session of the user (the one
- * that made the change stays: docs/pages.md "other sessions end") and the `password_changed`
+ * that made the change stays: docs/pages.md "Profile and password") and the `password_changed`
  * audit event are written in one transaction.
  */
 export async function changeOwnPassword(

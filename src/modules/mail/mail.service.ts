@@ -26,7 +26,7 @@ export interface MailMessage {
 
 const MAX_BODY_LENGTH = 100_000;
 
-/** docs/pages.md "Limits": at most 5 messages of each kind per account per hour. */
+/** At most 5 messages of each kind per account per hour. */
 export const MAIL_LIMIT_PER_HOUR = 5;
 const HOUR_MS = 3600 * 1000;
 

@@ -28,7 +28,7 @@ export function cachedAccessToken(
 }
 
 /**
- * Whether the access token with this hash works (docs/api.md rule 2): known, not
+ * Whether the access token with this hash works (docs/oauth.md): known, not
  * expired, not revoked, its grant not revoked, its user and client enabled; in one indexed query.
  * A working token is cached; a refused one answers why (for the log only, never for the caller).
  */

@@ -52,8 +52,8 @@ export async function beginPasskeySignIn(
 /**
  * Finishes a passkey sign-in (WebAuthn §7.2, checked by the library): the ceremony is taken once;
  * the credential must be registered, its owner enabled, the user handle (when sent) the owner's;
- * the assertion must carry user verification, so the passkey is two factors in one (docs/api.md
- * §8); a signature counter that did not grow, when either is non-zero, is refused as a possible
+ * the assertion must carry user verification, so the passkey is two factors in one (docs/pages.md);
+ * a signature counter that did not grow, when either is non-zero, is refused as a possible
  * clone (§6.1.1). The new counter, backup state and time of use are kept, and the sign-in audited.
  */
 export async function finishPasskeySignIn(

@@ -6,7 +6,7 @@ export { BILLING_PERIODS, type BillingPeriod, MAX_GRANT_DAYS } from './premium-g
 /** `YYYY-MM-DD HH:MM:SS`, in UTC. */
 export const PREMIUM_DATE_FORMAT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
 
-/** docs/api.md "Premium status", with docs/api.md for the never-premium nulls. */
+/** The premium status (docs/api.md "Premium"), with nulls for a user never premium. */
 export const premiumStatusSchema = z.object({
   ok: z.literal(true),
   active: z.boolean(),

@@ -5,7 +5,7 @@ import { presentSearchResult } from '../profiles/profile.presenter.js';
 import { searchUsers as findUsers } from './search.repository.js';
 import { type SearchQuery, type SearchResponse, searchTerm } from './search.schemas.js';
 
-/** The public user search: one query, only the fields of docs/api.md "User search result". */
+/** The public user search: one query, only the fields of a search result (docs/api.md, `GET /api/users/search`). */
 export async function searchUsers(
   db: Kysely<Database>,
   ctx: Context,

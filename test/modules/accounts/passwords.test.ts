@@ -8,7 +8,7 @@ import { authenticate, createUser, signUp } from '../../../src/modules/accounts/
 import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 
-/** docs/pages.md "Passwords": 8–256 characters, checked before any hashing; the 10,000 most common refused. */
+/** Passwords (docs/pages.md "Profile and password"): 8–256 characters, checked before any hashing; the 10,000 most common refused. */
 let database: TestDatabase;
 const clock = fixedClock('2026-05-01T00:00:00Z');
 const ctx = { config: testConfig(), clock };

@@ -11,7 +11,7 @@ import { PASSWORD, search, searchRaw, setUpSearchApp, t, user, usernames } from 
 setUpSearchApp();
 
 describe('GET /api/users/search: result shape', () => {
-  it('shows exactly the fields of docs/api.md "User search result", with their types', async () => {
+  it('shows exactly the fields of a search result, with their types', async () => {
     // All three are username prefixes of "shape": they come in code point order of lower(username).
     const fullId = (
       await makeUser(t, {
