@@ -1,19 +1,10 @@
-import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { createLogger, redactUrl } from '../../src/http/logger.js';
+import { redactUrl } from '../../src/http/logger.js';
 import { createTestDatabase, usingPostgres } from '../helpers/database.js';
+import { capturedLogger } from '../helpers/log-capture.js';
 
-function capture() {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { logger: createLogger({ LOG_LEVEL: 'info' }, sink), lines };
-}
+const capture = () => capturedLogger();
 
 describe('logging', () => {
   it('redacts authorization, cookies, passwords, secrets and tokens', () => {

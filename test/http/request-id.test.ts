@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
-import type { FastifyBaseLogger, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/http/logger.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { capturedLogger } from '../helpers/log-capture.js';
 
 /*
  * Every answer carries X-Request-Id, whatever answered it (a route, a page, the 404 handler, the
@@ -10,20 +9,14 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
  * line of that request: what a person quotes from a page or a client from a header finds the line.
  */
 
-const written: string[] = [];
-const sink = new Writable({
-  write(chunk, _encoding, done) {
-    written.push(String(chunk));
-    done();
-  },
-});
+const { logger, lines: written } = capturedLogger();
 
 let t: TestApp;
 
 beforeAll(async () => {
   t = await createTestApp({
     env: { RATE_LIMIT_PUBLIC_PER_MIN: '2' },
-    logger: createLogger({ LOG_LEVEL: 'info' }, sink) as FastifyBaseLogger,
+    logger,
   });
 });
 afterAll(() => t.close());

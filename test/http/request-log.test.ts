@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
-import type { FastifyBaseLogger, LightMyRequestResponse } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/http/logger.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { dpopKey, dpopProof } from '../helpers/dpop.js';
 import { makeClient, makeUser, mintCode, type TestClient } from '../helpers/factories.js';
 import { authorizeUrl, basic, postForm } from '../helpers/http.js';
+import { capturedLogger } from '../helpers/log-capture.js';
 import { insertAccessToken } from '../helpers/tokens.js';
 
 /*
@@ -17,19 +16,13 @@ import { insertAccessToken } from '../helpers/tokens.js';
  */
 
 type Line = Record<string, unknown>;
-const written: string[] = [];
-const sink = new Writable({
-  write(chunk, _encoding, done) {
-    written.push(String(chunk));
-    done();
-  },
-});
+const { logger, lines: written } = capturedLogger();
 
 let t: TestApp;
 let client: TestClient;
 
 beforeAll(async () => {
-  t = await createTestApp({ logger: createLogger({ LOG_LEVEL: 'info' }, sink) as FastifyBaseLogger });
+  t = await createTestApp({ logger });
   t.app.get('/test/boom', { config: { auth: 'public', description: 'A route that fails' } }, async () => {
     throw new Error('boom');
   });
