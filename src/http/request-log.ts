@@ -1,4 +1,5 @@
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import { levels } from 'pino';
 import { ApiError } from '../lib/errors.js';
 import { redactUrl } from './logger.js';
 
@@ -60,20 +61,28 @@ export function logRequestLine(
   responseTime: number,
   error?: Error | null,
 ): void {
-  const fields = {
-    method: request.method,
-    url: redactUrl(request.url),
-    statusCode,
-    responseTime: toHundredths(responseTime),
-    remoteAddress: request.ip,
-    ...noted.get(request),
-    ...(error ? { err: error } : {}),
-  };
-  if (statusCode >= 500 || error) request.log.warn(fields, 'request completed');
-  // A load balancer's probes come every few seconds from every balancer: a passing one is debug.
-  else if (statusCode < 300 && request.routeOptions.url?.startsWith('/health/'))
-    request.log.debug(fields, 'request completed');
-  else request.log.info(fields, 'request completed');
+  const level =
+    statusCode >= 500 || error
+      ? 'warn'
+      : // A load balancer's probes come every few seconds from every balancer: a passing one is debug.
+        statusCode < 300 && request.routeOptions.url?.startsWith('/health/')
+        ? 'debug'
+        : 'info';
+  // Below the configured level (production often runs at warn) the line is not even built.
+  const threshold = levels.values[request.log.level] ?? Number.POSITIVE_INFINITY; // `silent`: none
+  if ((levels.values[level] ?? 0) < threshold) return;
+  request.log[level](
+    {
+      method: request.method,
+      url: redactUrl(request.url),
+      statusCode,
+      responseTime: toHundredths(responseTime),
+      remoteAddress: request.ip,
+      ...noted.get(request),
+      ...(error ? { err: error } : {}),
+    },
+    'request completed',
+  );
 }
 
 /**
