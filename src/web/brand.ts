@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Config } from '../config.js';
 import { darken } from '../lib/contrast.js';
+import { type VersionedAsset, versionedAsset } from './assets/stylesheet.js';
 
 /** The operator's branding (BRAND_* settings), as the pages use it. */
 export interface Brand {
@@ -8,7 +8,7 @@ export interface Brand {
   /** The header's logo: its address, and the origin the pages' CSP must admit (null on this origin). */
   logo: { src: string; origin: string | null } | null;
   /** The generated stylesheet of the accent colour, when one is set. */
-  stylesheet: { path: string; href: string; body: string; etag: string } | null;
+  stylesheet: VersionedAsset | null;
 }
 
 declare module 'fastify' {
@@ -34,16 +34,11 @@ export function brandOf(config: Pick<Config, 'BRAND_NAME' | 'BRAND_LOGO_URL' | '
   const logo = logoUrl
     ? { src: logoUrl, origin: logoUrl.startsWith('/') ? null : new URL(logoUrl).origin }
     : null;
-  let stylesheet: Brand['stylesheet'] = null;
-  if (config.BRAND_ACCENT_COLOR) {
-    const body = accentStylesheet(config.BRAND_ACCENT_COLOR.toLowerCase());
-    const version = createHash('sha256').update(body).digest('base64url').slice(0, 12);
-    stylesheet = {
-      path: BRAND_STYLESHEET_PATH,
-      href: `${BRAND_STYLESHEET_PATH}?v=${version}`,
-      body,
-      etag: `"${version}"`,
-    };
-  }
+  const stylesheet = config.BRAND_ACCENT_COLOR
+    ? versionedAsset(
+        BRAND_STYLESHEET_PATH,
+        Buffer.from(accentStylesheet(config.BRAND_ACCENT_COLOR.toLowerCase())),
+      )
+    : null;
   return { name: config.BRAND_NAME, logo, stylesheet };
 }

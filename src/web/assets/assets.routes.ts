@@ -83,15 +83,10 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
         },
       },
       async (request, reply) =>
-        sendStatic(
-          request,
-          reply,
-          { body: Buffer.from(brandCss.body), etag: brandCss.etag },
-          {
-            type: 'text/css; charset=utf-8',
-            cacheControl: 'public, max-age=31536000, immutable',
-          },
-        ),
+        sendStatic(request, reply, brandCss, {
+          type: 'text/css; charset=utf-8',
+          cacheControl: 'public, max-age=31536000, immutable',
+        }),
     );
   }
 

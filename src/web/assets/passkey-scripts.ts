@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type VersionedAsset, versioned } from './stylesheet.js';
+import { type VersionedAsset, versioned, versionedAsset } from './stylesheet.js';
 
 export const WEBAUTHN_BUNDLE_PATH = '/assets/webauthn-browser.js';
 export const PASSKEY_SCRIPT_PATH = '/assets/passkeys.js';
@@ -20,13 +19,7 @@ export function webauthnBundle(): VersionedAsset {
     const main = require.resolve('@simplewebauthn/browser');
     const file = path.join(path.dirname(main), '..', 'dist', 'bundle', 'index.umd.min.js');
     const body = readFileSync(file);
-    const version = createHash('sha256').update(body).digest('base64url').slice(0, 12);
-    bundle = {
-      path: WEBAUTHN_BUNDLE_PATH,
-      href: `${WEBAUTHN_BUNDLE_PATH}?v=${version}`,
-      body,
-      etag: `"${version}"`,
-    };
+    bundle = versionedAsset(WEBAUTHN_BUNDLE_PATH, body);
   }
   return bundle;
 }

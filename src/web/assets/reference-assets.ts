@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type VersionedAsset, versioned } from './stylesheet.js';
+import { type VersionedAsset, versioned, versionedAsset } from './stylesheet.js';
 
 /** An asset of the API reference: its route, known at startup, and its file, read on first use. */
 export interface LazyAsset {
@@ -19,8 +18,7 @@ function fromSwaggerUi(file: string, routePath: string): LazyAsset {
       const body = readFileSync(
         path.join(path.dirname(require.resolve('swagger-ui-dist/package.json')), file),
       );
-      const version = createHash('sha256').update(body).digest('base64url').slice(0, 12);
-      loaded = { path: routePath, href: `${routePath}?v=${version}`, body, etag: `"${version}"` };
+      loaded = versionedAsset(routePath, body);
     }
     return loaded;
   };

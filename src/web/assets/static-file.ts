@@ -17,6 +17,11 @@ export interface StaticFile {
  */
 export function readStaticFile(name: string): StaticFile {
   const body = readFileSync(path.join(projectRoot, 'public', name));
-  const version = createHash('sha256').update(body).digest('base64url').slice(0, 12);
+  const version = contentVersion(body);
   return { body, version, etag: `"${version}"` };
+}
+
+/** A short SHA-256 of an asset's content: its ETag and the version in its URL. */
+export function contentVersion(body: Buffer): string {
+  return createHash('sha256').update(body).digest('base64url').slice(0, 12);
 }

@@ -1,4 +1,4 @@
-import { readStaticFile } from './static-file.js';
+import { contentVersion, readStaticFile } from './static-file.js';
 
 /**
  * A file of public/ that the pages reference by a versioned URL (`<path>?v=<content hash>`), so it
@@ -13,13 +13,17 @@ export interface VersionedAsset {
   etag: string;
 }
 
+/** The asset `body` served at `routePath`, linked and validated by its content's version. */
+export function versionedAsset(routePath: string, body: Buffer): VersionedAsset {
+  const version = contentVersion(body);
+  return { path: routePath, href: `${routePath}?v=${version}`, body, etag: `"${version}"` };
+}
+
+/** public/<file> as a versioned asset, read when first asked for. */
 export function versioned(file: string, routePath: string): () => VersionedAsset {
   let loaded: VersionedAsset | undefined;
   return () => {
-    if (!loaded) {
-      const { body, version, etag } = readStaticFile(file);
-      loaded = { path: routePath, href: `${routePath}?v=${version}`, body, etag };
-    }
+    loaded ??= versionedAsset(routePath, readStaticFile(file).body);
     return loaded;
   };
 }
