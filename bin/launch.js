@@ -1,11 +1,8 @@
 import { readdirSync, statSync } from 'node:fs';
 import module from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-
-// V8's compiled code of every module is kept on disk (in the OS's temporary directory) and reused
-// by the next start of the server or of a CLI command (Node.js 22.1 and later).
-module.enableCompileCache?.();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -47,6 +44,11 @@ export function buildIsCurrent(entry = 'main', base = root) {
  * @param {string} entry path below src/ without extension, e.g. "main" or "cli/main"
  */
 export async function launch(entry) {
+  // V8's compiled code of every module is kept on disk (in the OS's temporary directory) and reused
+  // by the next start (Node.js 22.1 and later). Each entry point has its own cache: V8 refuses code
+  // cached under other flags, and the CLI sets its own (bin/idp.js), so with one cache a command
+  // after a server's start (and a start after a command) compiled every module again.
+  module.enableCompileCache?.(path.join(os.tmpdir(), 'node-compile-cache', `idp-${entry.replace('/', '-')}`));
   const source = path.join(root, 'src', `${entry}.ts`);
   const compiled = pathToFileURL(path.join(root, 'dist', 'src', `${entry}.js`)).href;
   const mode = process.env.IDP_RUN_BUILD;

@@ -194,16 +194,17 @@ export function failure(message: string): CommandOutput {
   return { exitCode: 1, stdout: '', stderr: `idp: ${message}\n` };
 }
 
+/** What running any command loads: here rather than with the command table, which `idp --help` loads alone. */
+export function preloadExecution() {
+  return Promise.all([import('../lib/errors.js'), import('../modules/audit/audit.repository.js')]);
+}
+
 /** Runs a prepared command against a database and renders its output. */
 export async function executeCommand(prepared: PreparedCommand, ctx: CommandContext): Promise<CommandOutput> {
   const { command, args, json } = prepared;
   const refusal = command.refuse?.(ctx.config);
   if (refusal) return failure(refusal);
-  // Loaded here rather than with the command table, which `idp --help` loads alone.
-  const [{ ApiError }, { recordAudit }] = await Promise.all([
-    import('../lib/errors.js'),
-    import('../modules/audit/audit.repository.js'),
-  ]);
+  const [{ ApiError }, { recordAudit }] = await preloadExecution();
   try {
     const result = await command.run(ctx, args);
     const event = command.audit?.(result, args);

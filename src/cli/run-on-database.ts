@@ -2,13 +2,21 @@ import { type Config, ConfigError, loadConfig } from '../config.js';
 import { controlSocketPath, dataDirProblem, tryLockDataDir } from '../db/data-dir-lock.js';
 import type { DatabaseHandle } from '../db/database-handle.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { migrateToLatest } from '../db/migrate.js';
 import { systemClock } from '../lib/clock.js';
 import { sendControlRequest } from './control-socket.js';
-import { type CommandOutput, executeCommand, failure, type PreparedCommand } from './run-command.js';
+import {
+  type CommandOutput,
+  executeCommand,
+  failure,
+  type PreparedCommand,
+  preloadExecution,
+} from './run-command.js';
 
 /** How long a command waits for a data directory that another command is using. */
 const BUSY_WAIT_MS = 15_000;
+
+/** A command touches a few pages: a small buffer pool starts faster (src/db/pglite.ts). */
+const CLI_SHARED_BUFFERS = '16MB';
 
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) return '';
@@ -20,10 +28,15 @@ async function readStdin(): Promise<string> {
 async function runDirect(
   prepared: PreparedCommand,
   config: Config,
-  database: DatabaseHandle,
+  opening: Promise<DatabaseHandle>,
   stdin?: string,
 ) {
+  // The modules every command needs load while the database opens: PGlite reads its files and
+  // compiles its WebAssembly off the main thread meanwhile.
+  const loading = Promise.all([import('../db/migrate.js'), preloadExecution()]);
+  const database = await opening;
   try {
+    const [{ migrateToLatest }] = await loading;
     // The same migrations the server applies on start, so a command works on a fresh database.
     // Not before `idp migrate` itself, which must report what it applied.
     if (prepared.command.name !== 'migrate') await migrateToLatest(database.db);
@@ -46,7 +59,12 @@ async function run(argv: string[], prepared: PreparedCommand): Promise<CommandOu
 
   if (config.DATABASE_URL) {
     const { openPostgres } = await import('../db/postgres.js');
-    return runDirect(prepared, config, openPostgres({ url: config.DATABASE_URL, poolMax: 2 }), stdin);
+    return runDirect(
+      prepared,
+      config,
+      Promise.resolve(openPostgres({ url: config.DATABASE_URL, poolMax: 2 })),
+      stdin,
+    );
   }
   const problem = await dataDirProblem(config.DATA_DIR);
   if (problem) return { exitCode: 1, stdout: '', stderr: `idp: ${problem}\n` };
@@ -56,7 +74,12 @@ async function run(argv: string[], prepared: PreparedCommand): Promise<CommandOu
     if (lock) {
       try {
         const { openPglite } = await import('../db/pglite.js');
-        return await runDirect(prepared, config, await openPglite(config.DATA_DIR), stdin);
+        return await runDirect(
+          prepared,
+          config,
+          openPglite(config.DATA_DIR, { sharedBuffers: CLI_SHARED_BUFFERS }),
+          stdin,
+        );
       } finally {
         await lock.release();
       }

@@ -1,9 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error bin/ is plain JavaScript without declarations
 import { buildIsCurrent } from '../../bin/launch.js';
+import { projectRoot } from '../../src/lib/paths.js';
 
 /*
  * bin/launch.js runs the compiled dist/ of a checkout only while it is a build of the sources as
@@ -62,5 +64,19 @@ describe('buildIsCurrent', () => {
     const base = checkout(1_000, 2_000);
     rmSync(path.join(base, 'src/cli/main.ts'));
     expect(isCurrent('main', base)).toBe(false);
+  });
+});
+
+describe('launch', () => {
+  it('gives each entry point its own compile cache, since V8 refuses code cached under other flags', () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'idp-launch-cache-'));
+    folders.push(tmp);
+    const { NODE_COMPILE_CACHE: _cache, ...env } = process.env;
+    execFileSync(process.execPath, ['bin/idp.js', '--help'], {
+      cwd: projectRoot,
+      env: { ...env, TMPDIR: tmp },
+      stdio: 'ignore',
+    });
+    expect(readdirSync(path.join(tmp, 'node-compile-cache'))).toEqual(['idp-cli-main']);
   });
 });

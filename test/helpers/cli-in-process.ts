@@ -103,7 +103,7 @@ export async function sharedInProcessCli(
     const lock = await tryLockDataDir(dataDir);
     if (!lock) throw new Error(`${dataDir} is locked by another process`);
     release = () => lock.release();
-    database = await openPglite(dataDir, options.fromTemplate ? await migratedTemplate() : undefined);
+    database = await openPglite(dataDir, options.fromTemplate ? { from: await migratedTemplate() } : {});
   }
   const close = async () => {
     await database.close();

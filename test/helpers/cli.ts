@@ -246,7 +246,7 @@ export async function cliDatabase(
     };
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  if (!options.empty) await (await openPglite(dataDir, await migratedTemplate())).close();
+  if (!options.empty) await (await openPglite(dataDir, { from: await migratedTemplate() })).close();
   return {
     env: childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extra }),
     dataDir,

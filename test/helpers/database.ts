@@ -76,7 +76,7 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   } else {
     // A copy of the migrated template of test/global-setup.ts, or an empty database.
     const from = options.migrate === false ? undefined : await migratedTemplate();
-    const database = await openPglite(undefined, from);
+    const database = await openPglite(undefined, { from });
     handle = { ...database, drop: () => database.close() };
   }
   // On the template this finds nothing to do; it still checks that the template is current.
