@@ -6,6 +6,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { projectRoot } from '../src/lib/paths.js';
+import { type WalProbe, walPerRequest } from './wal.js';
 
 export const hasTaskset = (() => {
   try {
@@ -172,6 +173,12 @@ export interface Measurement {
   cpuMicrosPerRequest: number | null;
   /** PostgreSQL's CPU time per request (µs, all its processes), median over the runs. */
   postgresCpuMicrosPerRequest?: number | null;
+  /**
+   * WAL written per request (bytes, and full-page images), median over the runs: cluster-wide
+   * (bench/wal.ts); null or absent where not measured (other targets than 'idp', PGlite).
+   */
+  walBytesPerRequest?: number | null;
+  walFpiPerRequest?: number | null;
 }
 
 function median(values: number[]): number {
@@ -191,20 +198,29 @@ export async function measureRounds(
   scenarios: Scenario[],
   settings: { seconds: number; warmupSeconds: number; runs: number },
   onRun?: () => void,
+  /** Reads PostgreSQL's WAL counters around each run of a scenario of target 'idp'. */
+  wal?: WalProbe,
 ): Promise<Measurement[]> {
   if (settings.warmupSeconds > 0) {
     for (const scenario of scenarios) await load(scenario.url, scenario.options, settings.warmupSeconds);
   }
-  const results = scenarios.map(
-    () => [] as Array<{ result: autocannon.Result; cpu: number | null; postgres: number | null }>,
-  );
+  type Run = {
+    result: autocannon.Result;
+    cpu: number | null;
+    postgres: number | null;
+    wal: { bytes: number; fpi: number } | null;
+  };
+  const results = scenarios.map(() => [] as Run[]);
   for (let round = 0; round < settings.runs; round++) {
     for (const [i, scenario] of scenarios.entries()) {
+      const probe = scenario.target === 'idp' ? wal : undefined;
+      const walBefore = (await probe?.()) ?? null;
       const before = cpuMicros(scenario.pid);
       const postgresBefore = postgresCpuMicros();
       const result = await load(scenario.url, scenario.options, settings.seconds);
       const after = cpuMicros(scenario.pid);
       const postgresAfter = postgresCpuMicros();
+      const walAfter = (await probe?.()) ?? null;
       const requests = result.requests.total;
       const perRequest = (from: number | undefined, to: number | undefined) =>
         from !== undefined && to !== undefined && requests > 0 ? (to - from) / requests : null;
@@ -212,6 +228,7 @@ export async function measureRounds(
         result,
         cpu: perRequest(before, after),
         postgres: perRequest(postgresBefore, postgresAfter),
+        wal: walPerRequest(walBefore, walAfter, requests),
       });
       onRun?.();
     }
@@ -222,6 +239,7 @@ export async function measureRounds(
     const middle = byRate[Math.floor(byRate.length / 2)]?.result as autocannon.Result;
     const cpus = runs.map((run) => run.cpu).filter((cpu): cpu is number => cpu !== null);
     const postgres = runs.map((run) => run.postgres).filter((cpu): cpu is number => cpu !== null);
+    const wals = runs.map((run) => run.wal).filter((wal) => wal !== null);
     const measurement: Measurement = {
       scenario: scenario.name,
       target: scenario.target,
@@ -232,6 +250,8 @@ export async function measureRounds(
       runs: runs.map((run) => Math.round(run.result.requests.average)),
       cpuMicrosPerRequest: cpus.length > 0 ? Math.round(median(cpus)) : null,
       postgresCpuMicrosPerRequest: postgres.length > 0 ? Math.round(median(postgres)) : null,
+      walBytesPerRequest: wals.length > 0 ? Math.round(median(wals.map((wal) => wal.bytes))) : null,
+      walFpiPerRequest: wals.length > 0 ? Math.round(median(wals.map((wal) => wal.fpi)) * 100) / 100 : null,
     };
     console.log(JSON.stringify(measurement));
     return measurement;

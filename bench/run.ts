@@ -12,20 +12,29 @@
  * BENCH_SECONDS (default 10) and BENCH_WARMUP_SECONDS (default 3) set the length of each run;
  * BENCH_RUNS (default 3) how many interleaved rounds each scenario gets (the median is reported).
  * BENCH_SEARCH_SIZES=100000,1000000: the user counts the search is measured at.
+ * BENCH_SUSTAINED_SECONDS (default 600) and BENCH_SUSTAINED_INTERVAL_SECONDS (default 60): the
+ * sustained charges (bench/sustained.ts), over BENCH_SUSTAINED_USERS wallets (default 3000), with
+ * the ledger first filled in bulk so that the run takes it past 1,000,000 entries
+ * (BENCH_SUSTAINED_PREFILL=<entries> sets how many are written in bulk instead).
  * BENCH_ONLY=<part>: only the parts whose name contains it (startup, compare, flow, signin, wallet,
- * search, pglite); `BENCH_ONLY=startup` alone keeps the other results of bench/results.json and
- * replaces its start-up section. BENCH_STARTUP_RUNS (default 7) sets how many times each start-up
- * scenario runs (bench/startup.ts). BENCH_PROFILE=1: a V8 CPU profile of the service in bench/profiles/.
+ * sustained, search, pglite); `BENCH_ONLY=startup` alone keeps the other results of
+ * bench/results.json and replaces its start-up section. BENCH_STARTUP_RUNS (default 7) sets how
+ * many times each start-up scenario runs (bench/startup.ts).
+ * BENCH_ONLY=scale (and only it; never in the default run): search at BENCH_SCALE_USERS users
+ * (default 10,000,000; bench/scale.ts), merged into bench/results.json like `BENCH_ONLY=startup`.
+ * BENCH_PROFILE=1: a V8 CPU profile of the service in bench/profiles/.
+ * BENCH_PORT (default 3900): the first of the four ports the servers listen on.
+ * WAL per request (PostgreSQL's pg_stat_wal and insert position, cluster-wide) is measured around
+ * each run of the service on PostgreSQL (bench/wal.ts).
  * BENCH_SMOKE=1 (`npm run bench:smoke`, in CI): every scenario for a second, small search sizes,
+ * 3 s of sustained charges in 1 s intervals over 500 wallets with 1,000 entries written in bulk,
  * results in a temporary folder, no targets judged — so that the benchmark cannot rot.
  */
 import type { ChildProcess } from 'node:child_process';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import type { Context } from '../src/context.js';
@@ -35,11 +44,10 @@ import { systemClock } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/paths.js';
 import { verifyLedger } from '../src/modules/wallet/wallet.service.js';
 import type { CookieJar } from '../test/helpers/cookie-jar.js';
-import { dpopSigner } from './dpop.js';
+import { compareScenarios } from './compare.js';
 import { authorizeFlow, closedLoop, type LoopResult, percentile, signIn } from './flows.js';
 import {
   hasTaskset,
-  type LoadOptions,
   measureRounds,
   median,
   pinLoadGenerator,
@@ -51,17 +59,14 @@ import {
   waitForPort,
 } from './harness.js';
 import { type BenchResults, type FlowMeasurement, writeResults } from './report.js';
+import { measureScale } from './scale.js';
+import { bearerRequests, dpop, walletScenarios } from './scenarios.js';
 import { explainSearch, growUsers, SEARCH_QUERIES } from './search.js';
-import {
-  CODE_VERIFIER,
-  PASSWORD,
-  REDIRECT_URI,
-  type Seeded,
-  seedCodes,
-  seedRefreshTokens,
-  seedService,
-} from './seed.js';
+import { PASSWORD, REDIRECT_URI, seedCodes, seedRefreshTokens, seedService } from './seed.js';
+import { build, rsaSignsPerSecond, serviceEnv, settle, startService } from './service.js';
 import { measureStartup } from './startup.js';
+import { measureSustained } from './sustained.js';
+import { walProbe } from './wal.js';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? (SMOKE ? 1 : 10));
@@ -70,8 +75,21 @@ const RUNS = Number(process.env.BENCH_RUNS ?? (SMOKE ? 1 : 3));
 const SEARCH_SIZES = (process.env.BENCH_SEARCH_SIZES ?? (SMOKE ? '2000' : '100000,1000000'))
   .split(',')
   .map(Number);
+const SUSTAINED = {
+  seconds: Number(process.env.BENCH_SUSTAINED_SECONDS ?? (SMOKE ? 3 : 600)),
+  intervalSeconds: Number(process.env.BENCH_SUSTAINED_INTERVAL_SECONDS ?? (SMOKE ? 1 : 60)),
+  users: Number(process.env.BENCH_SUSTAINED_USERS ?? (SMOKE ? 500 : 3000)),
+  prefill: process.env.BENCH_SUSTAINED_PREFILL
+    ? Number(process.env.BENCH_SUSTAINED_PREFILL)
+    : SMOKE
+      ? 1000
+      : undefined,
+};
+const SCALE_USERS = Number(process.env.BENCH_SCALE_USERS ?? 10_000_000);
 const ONLY = process.env.BENCH_ONLY;
 const runs = (part: string) => !ONLY || part.includes(ONLY);
+/** The parts of the default run (start-up aside, which may run alone). */
+const PARTS = ['compare', 'flow', 'signin', 'wallet', 'sustained', 'search', 'pglite'];
 const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? (SMOKE ? 1 : 7));
 const settings = { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS };
 /**
@@ -92,159 +110,9 @@ const OUT_DIR = SMOKE
 const ONCE_PER_SECOND = 5000;
 const onceNeeded = ONCE_PER_SECOND * (WARMUP + SECONDS * RUNS + 1);
 
-const PORTS = { idp: 3900, ceiling: 3901, oidcProvider: 3902, pglite: 3903 };
-/** The services' COOKIE_SECRET: the load generator derives the DPoP nonces from it as they do. */
-const COOKIE_SECRET = randomBytes(32).toString('hex');
-/** The key the DPoP scenario's tokens are bound to, and its proofs. */
-const dpop = dpopSigner(COOKIE_SECRET);
-
-/** The environment of the service under load. */
-function serviceEnv(
-  port: number,
-  database: { DATABASE_URL: string } | { DATA_DIR: string },
-): NodeJS.ProcessEnv {
-  // The database is the one given here only: a DATABASE_URL or DATA_DIR of this process's own
-  // environment (CI sets DATABASE_URL) must not point the PGlite server at PostgreSQL.
-  const { DATABASE_URL: _url, DATA_DIR: _dir, ...inherited } = process.env;
-  return {
-    ...inherited,
-    ...database,
-    IDP_RUN_BUILD: '1',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    // No line per request: oidc-provider and the ceiling log nothing either.
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
-    COOKIE_SECRET,
-    // The limiter runs on every request, as in production, with limits a load test never reaches
-    // (one load generator is one IP, and the hot-wallet scenario is one token).
-    RATE_LIMIT_PUBLIC_PER_MIN: '1000000',
-    RATE_LIMIT_TOKEN_PER_MIN: '1000000',
-    RATE_LIMIT_BEARER_PER_MIN: '1000000',
-    RATE_LIMIT_SIGNIN_PER_MIN: '1000000',
-    RATE_LIMIT_FAILED_AUTH_PER_MIN: '1000000',
-    SIGN_IN_MAX_ATTEMPTS: '1000',
-  };
-}
-
-function startService(env: NodeJS.ProcessEnv): ChildProcess {
-  // BENCH_PROFILE=1: a V8 CPU profile of the server in bench/profiles/ (open it in Chrome DevTools).
-  const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : [];
-  return startPinned(process.execPath, [...profileArgs, 'bin/server.js'], env);
-}
-
-/**
- * Scenario helpers: a bearer GET over many distinct tokens, taken in turn by all connections (each
- * token comes back every `tokens.length` requests, as when many users' sites call at once), and a
- * form POST with a value used once.
- */
-function bearerRequests(tokens: string[]): LoadOptions {
-  let index = 0;
-  return { next: () => ({ headers: { authorization: `Bearer ${tokens[index++ % tokens.length]}` } }) };
-}
-/**
- * A DPoP-bound GET (RFC 9449 §7): `Authorization: DPoP <token>` and a fresh proof for this URL and
- * token each time, as a client must send it.
- */
-function dpopRequests(url: string, tokens: string[]): LoadOptions {
-  let index = 0;
-  return {
-    next: () => {
-      const token = tokens[index++ % tokens.length] as string;
-      return { headers: { authorization: `DPoP ${token}`, dpop: dpop.proof('GET', url, token) } };
-    },
-  };
-}
-function formPosts(basic: string, values: string[], body: (value: string) => string): LoadOptions {
-  let index = 0;
-  return {
-    method: 'POST',
-    next: () => {
-      if (index === values.length) console.warn(`ran out of single-use values after ${index} requests`);
-      return {
-        headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-        body: body(values[index++ % values.length] as string),
-      };
-    },
-  };
-}
-const basicOf = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-
-let chargeIndex = 0;
-function charges(tokens: () => string): LoadOptions {
-  return {
-    method: 'POST',
-    next: () => ({
-      headers: { authorization: `Bearer ${tokens()}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        amount: 0.01,
-        currency: 'COIN',
-        description: 'bench charge',
-        idempotency_key: `bench-${chargeIndex++}`,
-      }),
-    }),
-  };
-}
-function walletScenarios(target: Scenario['target'], base: string, pid: number | undefined, seeded: Seeded) {
-  let spread = 0;
-  return [
-    {
-      name: `wallet charges over ${seeded.walletTokens.length} users`,
-      target,
-      url: `${base}/api/v1/wallet/charge`,
-      options: charges(() => seeded.walletTokens[spread++ % seeded.walletTokens.length] as string),
-      pid,
-    },
-    {
-      name: 'wallet charges on one hot wallet',
-      target,
-      url: `${base}/api/v1/wallet/charge`,
-      options: charges(() => seeded.walletTokens[0] as string),
-      pid,
-    },
-  ];
-}
-
-async function mint(
-  base: string,
-  kind: string,
-  count: number,
-): Promise<{ values: string[]; code_verifier?: string }> {
-  const response = await fetch(`${base}/bench/mint`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ kind, count }),
-  });
-  if (!response.ok) throw new Error(`minting ${kind}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as { values: string[]; code_verifier?: string };
-}
-
-/**
- * Each part starts from a database as autovacuum and the checkpointer would leave it between
- * bursts: the part before may have churned hundreds of thousands of rows (every code and refresh
- * token is used up), and their cleanup would otherwise land in the middle of the next part.
- */
-async function settle(db: Parameters<typeof verifyLedger>[0]): Promise<void> {
-  await sql`vacuum analyze`.execute(db);
-  await sql`checkpoint`.execute(db);
-}
-
-/** RSA-2048 signatures per second on core 0 (`openssl speed`): the floor of an RS256 id_token. */
-function rsaSignsPerSecond(): number | null {
-  try {
-    const command = hasTaskset ? ['taskset', ['-c', '0', 'openssl']] : ['openssl', []];
-    const output = execFileSync(
-      command[0] as string,
-      [...(command[1] as string[]), 'speed', '-seconds', SMOKE ? '1' : '3', 'rsa2048'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    const match = /^rsa\s+2048 bits\s+\S+\s+\S+\s+([\d.]+)/m.exec(output);
-    return match?.[1] ? Number(match[1]) : null;
-  } catch {
-    return null;
-  }
-}
+/** BENCH_PORT (default 3900): the first of the four ports the servers listen on. */
+const PORT = Number(process.env.BENCH_PORT ?? 3900);
+const PORTS = { idp: PORT, ceiling: PORT + 1, oidcProvider: PORT + 2, pglite: PORT + 3 };
 
 /** A closed loop, `RUNS` times after a warm-up; the median run. */
 async function measureLoop(
@@ -257,6 +125,7 @@ async function measureLoop(
   for (let run = 0; run < RUNS; run++) loops.push(await closedLoop(SECONDS, workers, flow));
   const perSecond = loops.map((loop) => loop.completed / loop.seconds);
   const middle = loops[perSecond.indexOf(median(perSecond))] as LoopResult;
+  const firstFailure = loops.find((loop) => loop.firstFailure)?.firstFailure;
   const measurement: FlowMeasurement = {
     scenario,
     workers,
@@ -265,52 +134,84 @@ async function measureLoop(
     p99Ms: percentile(middle.latencies, 99),
     failures: loops.reduce((sum, loop) => sum + loop.failures, 0),
     runs: perSecond.map((value) => Math.round(value * 10) / 10),
-    ...(loops.find((loop) => loop.firstFailure)
-      ? { firstFailure: loops.find((loop) => loop.firstFailure)?.firstFailure }
-      : {}),
+    ...(firstFailure ? { firstFailure } : {}),
   };
   console.log(JSON.stringify(measurement));
   return measurement;
 }
 
-/** Compiles the service: every server of the benchmark runs the build, as the image does. */
-function build(): void {
-  execFileSync(path.join(projectRoot, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {
-    cwd: projectRoot,
-    stdio: 'inherit',
-  });
-}
-
-/** `BENCH_ONLY=startup`: the start-up scenarios alone, merged into the last run's results. */
-async function startupOnly(): Promise<void> {
-  build();
-  const file = path.join(OUT_DIR, 'results.json');
-  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as BenchResults) : undefined;
-  const loadBefore = os.loadavg()[0] as number;
-  const startup = await measureStartup(STARTUP_RUNS, BASE_URL);
-  const startupLoadAverage: [number, number] = [loadBefore, os.loadavg()[0] as number];
-  if (!previous) {
-    console.log(JSON.stringify(startup, null, 2));
-    return;
-  }
-  writeResults(
-    { ...previous, startup, startupLoadAverage, startupMeasuredAt: new Date().toISOString() },
-    OUT_DIR,
-  );
-  console.log(`results: ${path.join(OUT_DIR, 'results.md')}`);
-}
-
-async function main(): Promise<void> {
-  pinLoadGenerator();
-  if (ONLY && runs('startup') && !['compare', 'flow', 'signin', 'wallet', 'search', 'pglite'].some(runs))
-    return startupOnly();
+/** A database of its own on the bench's PostgreSQL, dropped by `drop()`. */
+async function createDatabase() {
   const name = `idp_bench_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: BASE_URL });
   await admin.connect();
   await admin.query(`create database ${name}`);
   const url = new URL(BASE_URL);
   url.pathname = `/${name}`;
-  const databaseUrl = url.toString();
+  return {
+    admin,
+    url: url.toString(),
+    drop: async () => {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** Merges `part` into the last run's bench/results.json (or prints it when there is none). */
+function mergeIntoResults(part: Partial<BenchResults>): void {
+  const file = path.join(OUT_DIR, 'results.json');
+  if (!existsSync(file)) {
+    console.log(JSON.stringify(part, null, 2));
+    return;
+  }
+  writeResults({ ...(JSON.parse(readFileSync(file, 'utf8')) as BenchResults), ...part }, OUT_DIR);
+  console.log(`results: ${path.join(OUT_DIR, 'results.md')}`);
+}
+
+/** `BENCH_ONLY=startup`: the start-up scenarios alone, merged into the last run's results. */
+async function startupOnly(): Promise<void> {
+  build();
+  const loadBefore = os.loadavg()[0] as number;
+  const startup = await measureStartup(STARTUP_RUNS, BASE_URL);
+  const startupLoadAverage: [number, number] = [loadBefore, os.loadavg()[0] as number];
+  mergeIntoResults({ startup, startupLoadAverage, startupMeasuredAt: new Date().toISOString() });
+}
+
+/** `BENCH_ONLY=scale`: search at BENCH_SCALE_USERS users, merged into the last run's results. */
+async function scaleOnly(): Promise<void> {
+  build();
+  const database = await createDatabase();
+  const { db, close } = openPostgres({ url: database.url, poolMax: 4 });
+  let idp: ChildProcess | undefined;
+  try {
+    await migrateToLatest(db);
+    idp = startService(serviceEnv(PORTS.idp, { DATABASE_URL: database.url }));
+    const base = `http://127.0.0.1:${PORTS.idp}`;
+    await waitForPort(`${base}/health/live`, idp);
+    const scale = await measureScale({
+      db,
+      base,
+      pid: idp.pid,
+      users: SCALE_USERS,
+      settings,
+      wal: walProbe(database.admin),
+    });
+    mergeIntoResults({ scale });
+  } finally {
+    if (idp) await stop(idp);
+    await close();
+    await database.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  pinLoadGenerator();
+  if (ONLY === 'scale') return scaleOnly();
+  if (ONLY && runs('startup') && !PARTS.some(runs)) return startupOnly();
+  const bench = await createDatabase();
+  const databaseUrl = bench.url;
+  const wal = walProbe(bench.admin);
   const children: ChildProcess[] = [];
   const database = openPostgres({ url: databaseUrl, poolMax: 4 });
   const pgliteDir = mkdtempSync(path.join(os.tmpdir(), 'idp-bench-pglite-'));
@@ -321,7 +222,7 @@ async function main(): Promise<void> {
       cores: os.cpus().length,
       node: process.version,
       pinned: hasTaskset,
-      rsa2048SignsPerSecond: rsaSignsPerSecond(),
+      rsa2048SignsPerSecond: rsaSignsPerSecond(SMOKE ? 1 : 3),
     },
     settings: {
       ...settings,
@@ -382,111 +283,20 @@ async function main(): Promise<void> {
       peakRssMb = Math.max(peakRssMb, rssMb(idp.pid));
     };
 
-    const basic = basicOf(seeded.client.clientId, seeded.client.clientSecret);
-    const redirect = encodeURIComponent(REDIRECT_URI);
     await settle(database.db);
     if (runs('compare')) {
-      console.log('minting oidc-provider tokens…');
-      const theirTokens = (await mint(providerBase, 'access_token', seeded.accessTokens.length)).values;
-      const theirCodes = await mint(providerBase, 'authorization_code', onceNeeded);
-      const theirRefresh = (await mint(providerBase, 'refresh_token', onceNeeded)).values;
-      const theirBasic = basicOf('bench', 'bench-secret');
-      const scenarios: Scenario[] = [
-        {
-          name: 'bare Fastify JSON route (ceiling)',
-          target: 'ceiling',
-          url: `${ceilingBase}/`,
-          options: {},
-          pid: ceiling.pid,
-        },
-        {
-          name: `userinfo (${seeded.accessTokens.length} distinct tokens)`,
-          target: 'idp',
-          url: `${idpBase}/api/v1/oauth/userinfo`,
-          options: bearerRequests(seeded.accessTokens),
-          pid: idp.pid,
-        },
-        {
-          name: `DPoP-bound userinfo (${seeded.dpopTokens.length} distinct tokens, a fresh proof each)`,
-          target: 'idp',
-          url: `${idpBase}/api/v1/oauth/userinfo`,
-          options: dpopRequests(`${idpBase}/api/v1/oauth/userinfo`, seeded.dpopTokens),
-          pid: idp.pid,
-        },
-        {
-          name: `userinfo (${theirTokens.length} distinct tokens)`,
-          target: 'oidc-provider',
-          url: `${providerBase}/me`,
-          options: bearerRequests(theirTokens),
-          pid: provider.pid,
-        },
-        {
-          name: `/me (${seeded.accessTokens.length} distinct tokens)`,
-          target: 'idp',
-          url: `${idpBase}/api/v1/me`,
-          options: bearerRequests(seeded.accessTokens),
-          pid: idp.pid,
-        },
-        {
-          name: 'authorization code exchange (PKCE S256)',
-          target: 'idp',
-          url: `${idpBase}/api/v1/oauth/token`,
-          options: formPosts(
-            basic,
-            codes,
-            (code) =>
-              `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&code_verifier=${CODE_VERIFIER}`,
-          ),
-          pid: idp.pid,
-        },
-        {
-          name: 'ES256 authorization code exchange (PKCE S256, an ES256 client)',
-          target: 'idp',
-          url: `${idpBase}/api/v1/oauth/token`,
-          options: formPosts(
-            basicOf(seeded.es256Client.clientId, seeded.es256Client.clientSecret),
-            es256Codes,
-            (code) =>
-              `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&code_verifier=${CODE_VERIFIER}`,
-          ),
-          pid: idp.pid,
-        },
-        {
-          name: 'authorization code exchange (PKCE S256)',
-          target: 'oidc-provider',
-          url: `${providerBase}/token`,
-          options: formPosts(
-            theirBasic,
-            theirCodes.values,
-            (code) =>
-              `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&code_verifier=${theirCodes.code_verifier}`,
-          ),
-          pid: provider.pid,
-        },
-        {
-          name: 'refresh token grant (rotating)',
-          target: 'idp',
-          url: `${idpBase}/api/v1/oauth/token`,
-          options: formPosts(
-            basic,
-            refreshTokens,
-            (token) => `grant_type=refresh_token&refresh_token=${token}`,
-          ),
-          pid: idp.pid,
-        },
-        {
-          name: 'refresh token grant (rotating)',
-          target: 'oidc-provider',
-          url: `${providerBase}/token`,
-          options: formPosts(
-            theirBasic,
-            theirRefresh,
-            (token) => `grant_type=refresh_token&refresh_token=${token}`,
-          ),
-          pid: provider.pid,
-        },
-      ];
-      results.measurements.push(...(await measureRounds(scenarios, settings, sample)));
+      const servers = {
+        ceiling: { base: ceilingBase, pid: ceiling.pid },
+        idp: { base: idpBase, pid: idp.pid },
+        provider: { base: providerBase, pid: provider.pid },
+      };
+      const scenarios = await compareScenarios(
+        servers,
+        seeded,
+        { codes, es256Codes, refreshTokens },
+        onceNeeded,
+      );
+      results.measurements.push(...(await measureRounds(scenarios, settings, sample, wal)));
     }
     // oidc-provider holds some 400 MB of minted tokens: it goes before the service's own scenarios.
     await stop(provider);
@@ -529,11 +339,28 @@ async function main(): Promise<void> {
     }
     await settle(database.db);
     if (runs('wallet')) {
-      results.measurements.push(
-        ...(await measureRounds(walletScenarios('idp', idpBase, idp.pid, seeded), settings, sample)),
-      );
+      const wallet = walletScenarios('idp', idpBase, idp.pid, seeded);
+      results.measurements.push(...(await measureRounds(wallet, settings, sample, wal)));
       results.ledgerChecks.postgres = await verifyLedger(database.db);
       console.log(`ledger check after the charges: ${JSON.stringify(results.ledgerChecks.postgres)}`);
+    }
+    if (runs('sustained')) {
+      const spread = results.measurements.find((row) => row.scenario.startsWith('wallet charges over'));
+      results.sustained = await measureSustained({
+        db: database.db,
+        shop: seeded.shop,
+        base: idpBase,
+        pid: idp.pid,
+        wal,
+        users: SUSTAINED.users,
+        seconds: SUSTAINED.seconds,
+        intervalSeconds: SUSTAINED.intervalSeconds,
+        connections: 32,
+        prefill: SUSTAINED.prefill,
+        expectedRate: spread?.requestsPerSecond ?? 1500,
+        onInterval: sample,
+      });
+      await settle(database.db);
     }
     results.memory = { idleRssMb, peakRssMb };
 
@@ -558,7 +385,7 @@ async function main(): Promise<void> {
             pid: idp.pid,
           });
         }
-        results.measurements.push(...(await measureRounds(scenarios, settings)));
+        results.measurements.push(...(await measureRounds(scenarios, settings, undefined, wal)));
       }
     }
     await stop(idp);
@@ -604,10 +431,14 @@ async function main(): Promise<void> {
     writeResults(results, OUT_DIR);
     console.log(`results: ${path.join(OUT_DIR, 'results.md')}`);
     // The smoke run (CI) fails when any scenario stopped working, whatever its speed.
+    const sustainedFailed = (results.sustained?.intervals ?? []).reduce((sum, each) => sum + each.failed, 0);
     const failed =
       results.measurements.reduce((sum, row) => sum + row.non2xx, 0) +
-      results.flows.reduce((sum, flow) => sum + flow.failures, 0);
-    const ledgerBroken = Object.values(results.ledgerChecks).some((check) => !check.ok);
+      results.flows.reduce((sum, flow) => sum + flow.failures, 0) +
+      sustainedFailed;
+    const ledgerBroken =
+      Object.values(results.ledgerChecks).some((check) => !check.ok) ||
+      results.sustained?.ledgerCheck?.ok === false;
     if (failed > 0 || ledgerBroken) {
       console.error(
         `${failed} failed requests or flows${ledgerBroken ? ', and the ledger check failed' : ''}`,
@@ -617,8 +448,7 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children) await stop(child);
     await database.close();
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await bench.drop();
     rmSync(pgliteDir, { recursive: true, force: true });
   }
 }

@@ -33,6 +33,8 @@ export interface Seeded {
   client: SeededClient;
   /** A client whose id_tokens are ES256 (`--id-token-alg ES256`), for the code exchange beside RS256's. */
   es256Client: SeededClient;
+  /** The client with the wallet right, whose tokens charge. */
+  shop: SeededClient;
   users: Array<{ id: number; username: string }>;
   /** Access tokens for openid profile email verified, several per user. */
   accessTokens: string[];
@@ -98,6 +100,7 @@ export async function seedService(
   const seeded: Seeded = {
     client: { clientId: created.client_id, clientSecret: created.client_secret, pk: clientRow.id },
     es256Client: { clientId: es256.client_id, clientSecret: es256.client_secret, pk: es256Row.id },
+    shop: { clientId: shop.client_id, clientSecret: shop.client_secret, pk: shopRow.id },
     users: [],
     accessTokens: [],
     walletTokens: [],
