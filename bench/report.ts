@@ -12,16 +12,13 @@ import { scaleSection } from './scale.js';
 import { startupSection } from './startup.js';
 import { sustainedSection } from './sustained-report.js';
 import { judgeTargets, whatRemains } from './targets.js';
+import { WAL_NOTE } from './wal.js';
 
 export type { BenchResults, FlowMeasurement } from './results.js';
 export { judgeTargets, type TargetVerdict, whatRemains } from './targets.js';
 
 const find = (json: BenchResults, target: Measurement['target'], prefix: string) =>
   json.measurements.find((row) => row.target === target && row.scenario.startsWith(prefix));
-
-/** What the WAL column measures, for the explanation of each table that has it. */
-const WAL_NOTE =
-  'WAL bytes/request is the write-ahead log PostgreSQL inserted during the run over the requests answered, for the service on PostgreSQL only: it is cluster-wide (every database of the PostgreSQL server, its background processes, and any other client writing at the same time count too).';
 
 function measurementTable(rows: Measurement[], ceiling: Measurement | undefined): string[] {
   return [

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/schema.js';
 import { type Measurement, measureRounds, type Scenario } from './harness.js';
 import { explainSearch, growUsers, SEARCH_QUERIES } from './search.js';
-import type { WalProbe } from './wal.js';
+import { WAL_NOTE, type WalProbe } from './wal.js';
 
 /** The clients searching at once, as in the search part of the default run. */
 export const SCALE_CONNECTIONS = 8;
@@ -82,7 +82,7 @@ export function scaleSection(
   return [
     '## Search at scale',
     '',
-    `Measured ${scale.measuredAt} (\`BENCH_ONLY=scale\`): ${scale.users.toLocaleString('en')} users, ${scale.connections} clients searching at once, ${scale.runs} rounds of ${scale.seconds} s.`,
+    `Measured ${scale.measuredAt} (\`BENCH_ONLY=scale\`): ${scale.users.toLocaleString('en')} users, ${scale.connections} clients searching at once, ${scale.runs} round(s) of ${scale.seconds} s. ${WAL_NOTE}`,
     '',
     ...table(scale.measurements),
     '',

@@ -47,3 +47,7 @@ export function walPerRequest(
   if (!before || !after || requests <= 0) return null;
   return { bytes: (after.bytes - before.bytes) / requests, fpi: (after.fpi - before.fpi) / requests };
 }
+
+/** What a WAL column measures, for the explanation of each table that has one. */
+export const WAL_NOTE =
+  'WAL bytes/request is the write-ahead log PostgreSQL inserted during the run over the requests answered, for the service on PostgreSQL only: it is cluster-wide (every database of the PostgreSQL server, its background processes, and any other client writing at the same time count too).';
