@@ -7,15 +7,17 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../src/lib/paths.js';
 import { type Measurement, roundRatio } from './harness.js';
+import { whatRemains } from './remains.js';
 import type { BenchResults } from './results.js';
 import { scaleSection } from './scale.js';
 import { startupSection } from './startup.js';
 import { sustainedSection } from './sustained-report.js';
-import { judgeTargets, whatRemains } from './targets.js';
+import { judgeTargets } from './targets.js';
 import { WAL_NOTE } from './wal.js';
 
+export { whatRemains } from './remains.js';
 export type { BenchResults, FlowMeasurement } from './results.js';
-export { judgeTargets, type TargetVerdict, whatRemains } from './targets.js';
+export { judgeTargets, type TargetVerdict } from './targets.js';
 
 const find = (json: BenchResults, target: Measurement['target'], prefix: string) =>
   json.measurements.find((row) => row.target === target && row.scenario.startsWith(prefix));

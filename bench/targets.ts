@@ -283,35 +283,3 @@ function judgeWallet(json: BenchResults): TargetVerdict[] {
   }
   return verdicts;
 }
-
-const costText = (cost: Cost, whose: string) =>
-  [
-    `${cost.serviceCpu ?? '?'} µs of ${whose} CPU per request`,
-    ...(cost.postgresCpu !== null ? [`${cost.postgresCpu} µs of PostgreSQL's`] : []),
-    ...(cost.walBytes !== null ? [`${cost.walBytes} bytes of WAL`] : []),
-  ].join(', ');
-
-/**
- * For each missed target, one line: where the time goes in this run (the service's CPU,
- * PostgreSQL's CPU and the WAL written per request, against the baselines it was judged on), or
- * where to look for targets that are not about per-request costs.
- */
-export function whatRemains(_json: BenchResults, verdicts: TargetVerdict[]): string[] {
-  const lines = new Set<string>();
-  for (const verdict of verdicts.filter((each) => !each.pass)) {
-    const [ours, ...baselines] = verdict.costs ?? [];
-    if (ours) {
-      const against = baselines.map((cost) => `; against ${costText(cost, 'its')} (${cost.label})`).join('');
-      lines.add(`- **${verdict.topic}**: ${costText(ours, "the server's")} (${ours.label})${against}.`);
-    } else if (verdict.note) {
-      lines.add(`- **${verdict.topic}**: ${verdict.note}`);
-    } else if (verdict.target.startsWith('server start') || verdict.target.startsWith('`idp')) {
-      lines.add(
-        '- **start-up**: see the Start-up section\'s CPU times, and docs/performance.md "Start-up": a command on the embedded database opens it itself (the start of PGlite, its WebAssembly compiled and PostgreSQL started, about 0.3 s), and with the modules it stays above 0.5 s; with a running server a command goes through the socket of the server instead.',
-      );
-    } else {
-      lines.add(`- **${verdict.target}**: ${verdict.measured}.`);
-    }
-  }
-  return [...lines];
-}
