@@ -26,6 +26,7 @@ import * as m0024 from './0024_dpop.js';
 import * as m0025 from './0025_logout.js';
 import * as m0026 from './0026_backchannel_logout.js';
 import * as m0027 from './0027_client_logo.js';
+import * as m0028 from './0028_ledger_without_foreign_keys.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0025_logout': m0025,
   '0026_backchannel_logout': m0026,
   '0027_client_logo': m0027,
+  '0028_ledger_without_foreign_keys': m0028,
 };

@@ -3,7 +3,18 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { credit, verifyLedger } from '../../../src/modules/wallet/wallet.service.js';
 import { expectApiError } from '../../helpers/assertions.js';
-import { arcade, charge, holder, ledgerCount, order, setUpWalletApp, t, tokenFor } from './wallet.fixture.js';
+import { usingPostgres } from '../../helpers/database.js';
+import {
+  arcade,
+  charge,
+  holder,
+  ledgerCount,
+  order,
+  setUpWalletApp,
+  shop,
+  t,
+  tokenFor,
+} from './wallet.fixture.js';
 
 /*
  * The history a client sees (GET /api/v1/wallet/transactions) and the books: the ledger is
@@ -153,4 +164,22 @@ describe('the books', () => {
     ).rejects.toMatchObject({ error: 'invalid_request' });
     expect(await ledgerCount(user.id)).toBe(1);
   });
+
+  // Only PostgreSQL has other sessions: PGlite runs one statement at a time.
+  it.skipIf(!usingPostgres)(
+    "takes no lock on the user's or the site's row: a charge goes through while both are locked",
+    async () => {
+      const user = await holder(5);
+      await t.database.db.transaction().execute(async (trx) => {
+        await sql`select 1 from users where id = ${user.id} for update`.execute(trx);
+        await sql`select 1 from clients where client_id = ${shop.clientId} for update`.execute(trx);
+        // A foreign key's check would wait for this transaction (FOR KEY SHARE against FOR UPDATE).
+        const res = await Promise.race([
+          charge(user.token, order(1)),
+          new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 3000)),
+        ]);
+        expect(res === 'waited' ? res : res.statusCode).toBe(201);
+      });
+    },
+  );
 });
