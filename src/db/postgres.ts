@@ -6,6 +6,7 @@ import {
   type PostgresOptions,
   withIdempotentClose,
 } from './database-handle.js';
+import { preparedStatementName } from './prepared.js';
 import type { Database } from './schema.js';
 
 const INT8_OID = 20;
@@ -42,7 +43,10 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
   // sent (the server restarted) emits 'error' on the client itself, which would crash the process
   // without a listener: the query still fails (503), and the pool drops the broken connection.
   pool.on('error', onConnectionError);
-  pool.on('connect', (client) => client.on('error', onConnectionError));
+  pool.on('connect', (client) => {
+    client.on('error', onConnectionError);
+    prepareMarkedStatements(client);
+  });
   return {
     ...withIdempotentClose(
       'postgres',
@@ -56,6 +60,23 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
       max: options.poolMax ?? 10,
     }),
   };
+}
+
+/**
+ * Kysely's driver sends every statement unnamed, so PostgreSQL parses and plans it on each call.
+ * A statement marked with `prepared` (src/db/prepared.ts) is sent as a named one instead:
+ * node-postgres parses it once per connection and then only binds and executes it, and after a
+ * few calls PostgreSQL keeps its generic plan.
+ */
+function prepareMarkedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+  const original = client.query;
+  client.query = ((text: unknown, values: unknown, ...rest: unknown[]) => {
+    const name = typeof text === 'string' && rest.length === 0 ? preparedStatementName(text) : undefined;
+    if (name === undefined || (values !== undefined && !Array.isArray(values)))
+      return (original as (...args: unknown[]) => unknown).call(client, text, values, ...rest);
+    return query({ name, text: text as string, values: values as unknown[] | undefined });
+  }) as typeof client.query;
 }
 
 /** How long a lost LISTEN connection waits before it reconnects. */

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { prepared } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import { toUser, USER_COLUMNS, type User } from '../accounts/user.js';
 import type { NewTokenRows } from './grants.repository.js';
@@ -111,7 +112,7 @@ export async function redeemAuthorizationCode(
       r_sid: string | null;
       r_refresh_issued: boolean;
     }
-  >`
+  >`${prepared}
     with code as (
       update authorization_codes c set consumed_at = ${input.now}
       where c.code_hash = ${input.codeHash}

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { prepared } from '../../db/prepared.js';
 import type { Database } from '../../db/schema.js';
 import type { NewTokenRows } from './grants.repository.js';
 
@@ -23,7 +24,7 @@ export async function rotateRefreshToken(
     tokens: NewTokenRows;
   },
 ): Promise<{ grantId: number; userId: number; scopes: string[] } | undefined> {
-  const result = await sql<{ grantId: number; userId: number; scopes: string[] }>`
+  const result = await sql<{ grantId: number; userId: number; scopes: string[] }>`${prepared}
     with rotated as (
       update refresh_tokens r set rotated_at = ${input.now}
       from grants g join users u on u.id = g.user_id

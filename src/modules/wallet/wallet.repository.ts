@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { prepared } from '../../db/prepared.js';
 import type { Database, WalletTransactionsTable } from '../../db/schema.js';
 
 type LedgerRow = Selectable<WalletTransactionsTable>;
@@ -82,7 +83,7 @@ export type ChargeOutcome =
  * already recorded under the key. One statement is one transaction: all of it happens or none.
  */
 export async function chargeWallet(db: Kysely<Database>, charge: ChargeRequest): Promise<ChargeOutcome> {
-  const result = await sql<ChargeRow>`
+  const result = await sql<ChargeRow>`${prepared}
     select * from wallet_charge(${charge.clientPk}, ${charge.userId}, ${charge.key}, ${charge.requestHash},
       ${charge.publicId}, ${charge.amount}, ${charge.description}, ${charge.now}, ${charge.keyExpiresAt},
       ${charge.actor}, ${charge.ip})`.execute(db);
