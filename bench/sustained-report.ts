@@ -83,9 +83,11 @@ export function judgeSustained(sustained: SustainedResults | undefined): Sustain
       pass: rate >= 1500 && failed === 0,
     },
     {
-      target: 'sustained charges: the last interval within 10% of the first',
-      measured: `${Math.round(last.chargesPerSecond)}/s against ${Math.round(first.chargesPerSecond)}/s: ${(drift * 100).toFixed(1)}%`,
-      pass: Math.abs(drift) <= 0.1,
+      // The cost must not grow with the ledger: a last interval faster than the first is the
+      // machine's own drift (the service's CPU per charge moves with it), not a miss.
+      target: "sustained charges: the last interval's rate at most 10% below the first's",
+      measured: `${Math.round(last.chargesPerSecond)}/s against ${Math.round(first.chargesPerSecond)}/s: ${drift >= 0 ? '+' : ''}${(drift * 100).toFixed(1)}%`,
+      pass: drift >= -0.1,
     },
     {
       target: 'sustained charges: service + PostgreSQL CPU ≤ 1,000 µs per charge',
