@@ -1,8 +1,8 @@
-import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { acrOf } from '../../lib/amr.js';
+import { signCompactJwt } from '../../lib/compact-jws.js';
 import {
   DEFAULT_SIGNING_ALGORITHM,
   leftHalfHash,
@@ -81,5 +81,5 @@ export async function signIdToken(
   if (input.nonce !== null) claims.nonce = input.nonce;
   if (input.sid) claims.sid = input.sid;
   if (input.accessToken !== undefined) claims.at_hash = accessTokenHash(input.accessToken, alg);
-  return new SignJWT(claims).setProtectedHeader({ alg, kid: signer.kid, typ: 'JWT' }).sign(signer.key);
+  return signCompactJwt({ alg, kid: signer.kid, typ: 'JWT' }, claims, signer.keyObject);
 }

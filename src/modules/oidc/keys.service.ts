@@ -1,3 +1,4 @@
+import { KeyObject } from 'node:crypto';
 import type { CryptoKey } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
@@ -188,7 +189,10 @@ export async function readJwks(db: Kysely<Database>, ctx: Context): Promise<{ ke
 export interface Signer {
   kid: string;
   alg: SigningAlgorithm;
+  /** For jose. */
   key: CryptoKey;
+  /** The same key for node:crypto, which signs the id_tokens (src/lib/compact-jws.ts). */
+  keyObject: KeyObject;
 }
 
 /** How long an instance keeps its signer before it looks for a key rotated by another instance. */
@@ -247,7 +251,8 @@ export class SigningKeyCache {
 
 async function loadSigner(db: Kysely<Database>, ctx: Context, alg: SigningAlgorithm): Promise<Signer> {
   const row = await ensureSigningKey(db, ctx, alg);
-  return { kid: row.kid, alg, key: await importPrivateKey(row) };
+  const key = await importPrivateKey(row);
+  return { kid: row.kid, alg, key, keyObject: KeyObject.from(key) };
 }
 
 /** One cache per database handle: the server's requests and its CLI commands share it. */
