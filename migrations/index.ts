@@ -27,6 +27,7 @@ import * as m0025 from './0025_logout.js';
 import * as m0026 from './0026_backchannel_logout.js';
 import * as m0027 from './0027_client_logo.js';
 import * as m0028 from './0028_ledger_without_foreign_keys.js';
+import * as m0029 from './0029_token_rows_without_owner_keys.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '0026_backchannel_logout': m0026,
   '0027_client_logo': m0027,
   '0028_ledger_without_foreign_keys': m0028,
+  '0029_token_rows_without_owner_keys': m0029,
 };
