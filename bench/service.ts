@@ -7,8 +7,6 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { sql } from 'kysely';
-// @ts-expect-error bin/ is plain JavaScript without declarations
-import { SERVER_NODE_FLAGS } from '../bin/launch.js';
 import { projectRoot } from '../src/lib/paths.js';
 import type { verifyLedger } from '../src/modules/wallet/wallet.service.js';
 import { hasTaskset, startPinned } from './harness.js';
@@ -49,7 +47,7 @@ export function serviceEnv(
 export function startService(env: NodeJS.ProcessEnv): ChildProcess {
   // BENCH_PROFILE=1: a V8 CPU profile of the server in bench/profiles/ (open it in Chrome DevTools).
   const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : [];
-  return startPinned(process.execPath, [...SERVER_NODE_FLAGS, ...profileArgs, 'bin/server.js'], env);
+  return startPinned(process.execPath, [...profileArgs, 'bin/server.js'], env);
 }
 
 /** Compiles the service: every server of the benchmark runs the build, as the image does. */

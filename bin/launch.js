@@ -4,15 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-/**
- * The V8 flags the server runs with (`npm start`, the image's CMD and the benchmark pass them;
- * test/bin/launch.test.ts and test/docker.test.ts hold them to it). The young generation's
- * semi-spaces stay at 8 MB: Node.js 24 sizes them from the machine's memory, and on a 24 GB
- * machine they took the idle server from 129 to 145 MiB of resident memory and the loaded one
- * from 182 to 303 MiB (docs/performance.md "Memory").
- */
-export const SERVER_NODE_FLAGS = ['--max-semi-space-size=8'];
-
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What the compiled build is made of (tsconfig.build.json): a change to any of them makes it stale. */
