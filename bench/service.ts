@@ -47,7 +47,19 @@ export function serviceEnv(
 export function startService(env: NodeJS.ProcessEnv): ChildProcess {
   // BENCH_PROFILE=1: a V8 CPU profile of the server in bench/profiles/ (open it in Chrome DevTools).
   const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : [];
-  return startPinned(process.execPath, [...profileArgs, 'bin/server.js'], env);
+  const child = startPinned(process.execPath, [...profileArgs, 'bin/server.js'], env);
+  // Read both streams to the end (a full pipe would stall the service's logger) and keep their
+  // last lines: a service that dies under load says why.
+  let tail = '';
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.setEncoding('utf8').on('data', (chunk: string) => {
+      tail = (tail + chunk).slice(-4000);
+    });
+  }
+  child.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM') console.error(`the service exited (${signal ?? code}):\n${tail}`);
+  });
+  return child;
 }
 
 /** Compiles the service: every server of the benchmark runs the build, as the image does. */
