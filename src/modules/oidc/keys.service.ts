@@ -1,4 +1,4 @@
-import { KeyObject } from 'node:crypto';
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { CryptoKey } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
@@ -251,8 +251,14 @@ export class SigningKeyCache {
 
 async function loadSigner(db: Kysely<Database>, ctx: Context, alg: SigningAlgorithm): Promise<Signer> {
   const row = await ensureSigningKey(db, ctx, alg);
-  const key = await importPrivateKey(row);
-  return { kid: row.kid, alg, key, keyObject: KeyObject.from(key) };
+  // From the PEM: the CryptoKey is not extractable, and KeyObject.from() of such a key is
+  // deprecated (DEP0204). Parsed once per signer load, about once a minute.
+  return {
+    kid: row.kid,
+    alg,
+    key: await importPrivateKey(row),
+    keyObject: createPrivateKey(row.privateKeyPem),
+  };
 }
 
 /** One cache per database handle: the server's requests and its CLI commands share it. */
