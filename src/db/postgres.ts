@@ -69,13 +69,12 @@ export function openPostgres(options: PostgresOptions): DatabaseHandle {
  * few calls PostgreSQL keeps its generic plan.
  */
 function prepareMarkedStatements(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
-  const original = client.query;
-  client.query = ((text: unknown, values: unknown, ...rest: unknown[]) => {
-    const name = typeof text === 'string' && rest.length === 0 ? preparedStatementName(text) : undefined;
-    if (name === undefined || (values !== undefined && !Array.isArray(values)))
-      return (original as (...args: unknown[]) => unknown).call(client, text, values, ...rest);
-    return query({ name, text: text as string, values: values as unknown[] | undefined });
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
+    const marked =
+      typeof text === 'string' && rest.length === 0 && (values === undefined || Array.isArray(values));
+    const name = marked ? preparedStatementName(text) : undefined;
+    return name === undefined ? query(text, values, ...rest) : query({ name, text, values });
   }) as typeof client.query;
 }
 

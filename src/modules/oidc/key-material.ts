@@ -1,3 +1,4 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import {
   type CryptoKey,
   calculateJwkThumbprint,
@@ -86,25 +87,38 @@ export async function generateKeyMaterial(alg: SigningAlgorithm): Promise<Genera
   };
 }
 
+/** A stored private key, ready for jose (`key`) and for node:crypto (`keyObject`, src/lib/compact-jws.ts). */
+export interface PrivateKeys {
+  key: CryptoKey;
+  keyObject: KeyObject;
+}
+
 /**
  * Imported private keys by kid. The kid is the thumbprint of the public key, so one kid is one
  * key pair whichever database it was read from. Importing costs little, but not per request.
  */
-const importedKeys = new Map<string, Promise<CryptoKey>>();
+const importedKeys = new Map<string, Promise<PrivateKeys>>();
 const MAX_IMPORTED_KEYS = 64;
 
-/** The private key of a stored key, imported for `alg` once per process. */
+/**
+ * The private key of a stored key, imported for `alg` once per process. The KeyObject is parsed
+ * from the PEM: the CryptoKey is not extractable, and KeyObject.from() of such a key is
+ * deprecated (DEP0204).
+ */
 export function importPrivateKey(row: {
   kid: string;
   algorithm: SigningAlgorithm;
   privateKeyPem: string;
-}): Promise<CryptoKey> {
-  let key = importedKeys.get(row.kid);
-  if (!key) {
+}): Promise<PrivateKeys> {
+  let keys = importedKeys.get(row.kid);
+  if (!keys) {
     if (importedKeys.size >= MAX_IMPORTED_KEYS) importedKeys.clear();
-    key = importPKCS8(row.privateKeyPem, row.algorithm);
-    importedKeys.set(row.kid, key);
-    key.catch(() => importedKeys.delete(row.kid));
+    keys = importPKCS8(row.privateKeyPem, row.algorithm).then((key) => ({
+      key,
+      keyObject: createPrivateKey(row.privateKeyPem),
+    }));
+    importedKeys.set(row.kid, keys);
+    keys.catch(() => importedKeys.delete(row.kid));
   }
-  return key;
+  return keys;
 }

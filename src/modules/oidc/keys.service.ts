@@ -1,4 +1,4 @@
-import { createPrivateKey, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import type { CryptoKey } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
@@ -251,14 +251,7 @@ export class SigningKeyCache {
 
 async function loadSigner(db: Kysely<Database>, ctx: Context, alg: SigningAlgorithm): Promise<Signer> {
   const row = await ensureSigningKey(db, ctx, alg);
-  // From the PEM: the CryptoKey is not extractable, and KeyObject.from() of such a key is
-  // deprecated (DEP0204). Parsed once per signer load, about once a minute.
-  return {
-    kid: row.kid,
-    alg,
-    key: await importPrivateKey(row),
-    keyObject: createPrivateKey(row.privateKeyPem),
-  };
+  return { kid: row.kid, alg, ...(await importPrivateKey(row)) };
 }
 
 /** One cache per database handle: the server's requests and its CLI commands share it. */
