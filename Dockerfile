@@ -72,4 +72,4 @@ STOPSIGNAL SIGTERM
 # No curl in slim images: Node's own fetch asks the readiness route (database reachable).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/ready', { signal: AbortSignal.timeout(4000) }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "bin/server.js"]
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=512", "--expose-gc", "bin/server.js"]

@@ -7,6 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { sql } from 'kysely';
+// @ts-expect-error bin/ is plain JavaScript without declarations
+import { SERVER_NODE_FLAGS } from '../bin/launch.js';
 import { projectRoot } from '../src/lib/paths.js';
 import type { verifyLedger } from '../src/modules/wallet/wallet.service.js';
 import { hasTaskset, startPinned } from './harness.js';
@@ -47,7 +49,7 @@ export function serviceEnv(
 export function startService(env: NodeJS.ProcessEnv): ChildProcess {
   // BENCH_PROFILE=1: a V8 CPU profile of the server in bench/profiles/ (open it in Chrome DevTools).
   const profileArgs = process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/profiles'] : [];
-  const child = startPinned(process.execPath, [...profileArgs, 'bin/server.js'], env);
+  const child = startPinned(process.execPath, [...SERVER_NODE_FLAGS, ...profileArgs, 'bin/server.js'], env);
   // Read both streams to the end (a full pipe would stall the service's logger) and keep their
   // last lines: a service that dies under load says why.
   let tail = '';

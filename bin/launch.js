@@ -4,6 +4,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+/**
+ * The V8 flags the server runs with (`npm start`, the image's CMD and the benchmark pass them;
+ * test/bin/launch.test.ts and test/docker.test.ts hold them to it); docs/performance.md "Memory".
+ * - 16 MB semi-spaces (V8's own default): Node.js 24 sizes the young generation from the
+ *   machine's memory, and on a 24 GB machine it grew by some 110 MB under load.
+ * - A 512 MB old generation: V8 lets the old generation grow to four times what survives a
+ *   collection when its limit is the default 4 GB, and 1.4 times with this one. The server's
+ *   live heap is about 40 MB (its caches are bounded: at most some 50 MB of tokens).
+ * - `gc` exposed, for the one collection after start-up (src/main.ts).
+ */
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-size=512', '--expose-gc'];
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What the compiled build is made of (tsconfig.build.json): a change to any of them makes it stale. */

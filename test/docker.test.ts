@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+// @ts-expect-error bin/ is plain JavaScript without declarations
+import { SERVER_NODE_FLAGS } from '../bin/launch.js';
 import { loadConfig } from '../src/config.js';
 
 /**
@@ -317,7 +319,11 @@ describe('Dockerfile', () => {
     const command = execForm((healthcheck as Instruction).args);
     expect(command[0]).toBe('node'); // slim images have no curl or wget
     expect(command.join(' ')).toContain('/health/ready');
-    expect(execForm(of(runtime, 'CMD').at(-1)?.args ?? '')).toEqual(['node', 'bin/server.js']);
+    expect(execForm(of(runtime, 'CMD').at(-1)?.args ?? '')).toEqual([
+      'node',
+      ...(SERVER_NODE_FLAGS as string[]),
+      'bin/server.js',
+    ]);
     expect(of(runtime, 'ENTRYPOINT')).toEqual([]);
     expect(of(runtime, 'STOPSIGNAL').map((i) => i.args)).toEqual(['SIGTERM']);
   });

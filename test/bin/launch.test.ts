@@ -1,10 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error bin/ is plain JavaScript without declarations
-import { buildIsCurrent } from '../../bin/launch.js';
+import { buildIsCurrent, SERVER_NODE_FLAGS } from '../../bin/launch.js';
 import { projectRoot } from '../../src/lib/paths.js';
 
 /*
@@ -78,5 +86,21 @@ describe('launch', () => {
       stdio: 'ignore',
     });
     expect(readdirSync(path.join(tmp, 'node-compile-cache'))).toEqual(['idp-cli-main']);
+  });
+});
+
+describe("the server's V8 flags", () => {
+  it('are the same for npm start and the benchmark (the image: test/docker.test.ts)', () => {
+    const flags = SERVER_NODE_FLAGS as string[];
+    expect(flags.length).toBeGreaterThan(0);
+    const start = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).scripts.start;
+    expect(start).toBe(`node ${flags.join(' ')} bin/server.js`);
+    const dockerfile = readFileSync(path.join(projectRoot, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toContain(
+      `CMD ${JSON.stringify(['node', ...flags, 'bin/server.js']).replaceAll(',', ', ')}`,
+    );
+    expect(readFileSync(path.join(projectRoot, 'bench/service.ts'), 'utf8')).toContain(
+      '...SERVER_NODE_FLAGS',
+    );
   });
 });
