@@ -3,7 +3,7 @@
  * target of the benchmark judged pass or fail. `npm run bench:report` renders it again from the
  * file alone.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../src/lib/paths.js';
 import { type Measurement, roundRatio } from './harness.js';
@@ -155,6 +155,17 @@ export function renderMarkdown(json: BenchResults): string {
   }
   lines.push(...scaleSection(json.scale, (rows) => measurementTable(rows, undefined)));
   return lines.join('\n');
+}
+
+/**
+ * A default run's results with the search at scale of the last results in `dir`: that part is a
+ * run of its own (`BENCH_ONLY=scale`: ten million users take long to write), and keeps its date.
+ */
+export function withLastScale(json: BenchResults, dir: string): BenchResults {
+  const file = path.join(dir, 'results.json');
+  if (json.scale || !existsSync(file)) return json;
+  const { scale } = JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+  return scale ? { ...json, scale } : json;
 }
 
 /** Writes results.json and results.md into `dir`. */

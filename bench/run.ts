@@ -21,7 +21,8 @@
  * bench/results.json and replaces its start-up section. BENCH_STARTUP_RUNS (default 7) sets how
  * many times each start-up scenario runs (bench/startup.ts).
  * BENCH_ONLY=scale (and only it; never in the default run): search at BENCH_SCALE_USERS users
- * (default 10,000,000; bench/scale.ts), merged into bench/results.json like `BENCH_ONLY=startup`.
+ * (default 10,000,000; bench/scale.ts), merged into bench/results.json like `BENCH_ONLY=startup`;
+ * a default run keeps the last one.
  * BENCH_PROFILE=1: a V8 CPU profile of the service in bench/profiles/.
  * BENCH_PORT (default 3900): the first of the four ports the servers listen on.
  * WAL per request (PostgreSQL's pg_stat_wal and insert position, cluster-wide) is measured around
@@ -58,7 +59,7 @@ import {
   waitForListening,
   waitForPort,
 } from './harness.js';
-import { type BenchResults, type FlowMeasurement, writeResults } from './report.js';
+import { type BenchResults, type FlowMeasurement, withLastScale, writeResults } from './report.js';
 import { measureScale } from './scale.js';
 import { bearerRequests, dpop, walletScenarios } from './scenarios.js';
 import { explainSearch, growUsers, SEARCH_QUERIES } from './search.js';
@@ -428,7 +429,7 @@ async function main(): Promise<void> {
       results.ledgerChecks.pglite = await verifyLedger(reopened.db);
       await reopened.close();
     }
-    writeResults(results, OUT_DIR);
+    writeResults(withLastScale(results, OUT_DIR), OUT_DIR);
     console.log(`results: ${path.join(OUT_DIR, 'results.md')}`);
     // The smoke run (CI) fails when any scenario stopped working, whatever its speed.
     const sustainedFailed = (results.sustained?.intervals ?? []).reduce((sum, each) => sum + each.failed, 0);

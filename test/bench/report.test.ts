@@ -1,6 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Measurement, roundRatio } from '../../bench/harness.js';
-import { type BenchResults, judgeTargets, renderMarkdown } from '../../bench/report.js';
+import {
+  type BenchResults,
+  judgeTargets,
+  renderMarkdown,
+  withLastScale,
+  writeResults,
+} from '../../bench/report.js';
 
 /* The verdicts of bench/results.md, judged from a run's measurements (bench/report.ts). */
 
@@ -143,5 +152,32 @@ describe('the start-up scenarios in the report', () => {
     expect(renderMarkdown(json)).toContain(
       'Start-up measured 2026-11-27T00:00:00.000Z, the rest 2026-11-21T00:00:00.000Z.',
     );
+  });
+
+  it('keeps the search at scale of the last results when a default run writes new ones', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'idp-bench-results-'));
+    try {
+      const fresh = results([row('userinfo (1000 distinct tokens)', 'idp', [100])]);
+      // No earlier results: nothing to keep.
+      expect(withLastScale(fresh, dir)).toBe(fresh);
+      const scale: NonNullable<BenchResults['scale']> = {
+        measuredAt: '2026-11-26T00:00:00.000Z',
+        users: 10_000_000,
+        connections: 8,
+        seconds: 10,
+        runs: 3,
+        measurements: [row('search, common prefix ("u12"), 10,000,000 users, 8 clients', 'idp', [900])],
+        plans: {},
+      };
+      writeResults(results([], { scale }), dir);
+      const kept = withLastScale(fresh, dir);
+      expect(kept.scale).toEqual(scale);
+      expect(kept.measurements).toEqual(fresh.measurements);
+      // A run that measured the scale itself keeps its own.
+      const own = { ...fresh, scale: { ...scale, users: 20_000 } };
+      expect(withLastScale(own, dir).scale?.users).toBe(20_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
