@@ -45,6 +45,7 @@ RUN npm ci --omit=dev --no-audit --no-fund \
 
 FROM base AS runtime
 ENV NODE_ENV=production \
+    MALLOC_MMAP_THRESHOLD_=1048576 \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/data \

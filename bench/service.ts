@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { sql } from 'kysely';
 // @ts-expect-error bin/ is plain JavaScript without declarations
-import { SERVER_NODE_FLAGS } from '../bin/launch.js';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../bin/launch.js';
 import { projectRoot } from '../src/lib/paths.js';
 import type { verifyLedger } from '../src/modules/wallet/wallet.service.js';
 import { hasTaskset, startPinned } from './harness.js';
@@ -27,6 +27,7 @@ export function serviceEnv(
   return {
     ...inherited,
     ...database,
+    ...SERVER_ENV,
     IDP_RUN_BUILD: '1',
     PORT: String(port),
     HOST: '127.0.0.1',

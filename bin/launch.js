@@ -16,6 +16,16 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-size=512', '--expose-gc'];
 
+/**
+ * The environment the server starts with, beside its flags (`npm start`, the image's ENV, the
+ * benchmark). glibc serves a block under its mmap threshold from its heaps and keeps it when it is
+ * freed, and raises that threshold to the size of each mapped block freed (up to 32 MB): after the
+ * first sign-ins, argon2id's 19 MiB blocks came from per-thread heaps that kept them, about 95 MiB
+ * of resident memory for good. A fixed 1 MiB threshold maps and unmaps each one (a few ms of page
+ * faults per hash; docs/performance.md "Memory").
+ */
+export const SERVER_ENV = { MALLOC_MMAP_THRESHOLD_: '1048576' };
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** What the compiled build is made of (tsconfig.build.json): a change to any of them makes it stale. */

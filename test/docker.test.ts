@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 // @ts-expect-error bin/ is plain JavaScript without declarations
-import { SERVER_NODE_FLAGS } from '../bin/launch.js';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../bin/launch.js';
 import { loadConfig } from '../src/config.js';
 
 /**
@@ -310,6 +310,8 @@ describe('Dockerfile', () => {
 
   it('listens on all interfaces in production mode', () => {
     expect(runtimeEnv).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '3000' });
+    // The allocator's setting of `npm start` and the benchmark (bin/launch.js).
+    expect(runtimeEnv).toMatchObject(SERVER_ENV);
     expect(of(runtime, 'EXPOSE').flatMap((i) => i.args.split(/\s+/))).toContain(runtimeEnv.PORT);
   });
 

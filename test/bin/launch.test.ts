@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 // @ts-expect-error bin/ is plain JavaScript without declarations
-import { buildIsCurrent, SERVER_NODE_FLAGS } from '../../bin/launch.js';
+import { buildIsCurrent, SERVER_ENV, SERVER_NODE_FLAGS } from '../../bin/launch.js';
 import { projectRoot } from '../../src/lib/paths.js';
 
 /*
@@ -89,18 +89,22 @@ describe('launch', () => {
   });
 });
 
-describe("the server's V8 flags", () => {
+describe("the server's V8 flags and environment", () => {
   it('are the same for npm start and the benchmark (the image: test/docker.test.ts)', () => {
     const flags = SERVER_NODE_FLAGS as string[];
     expect(flags.length).toBeGreaterThan(0);
     const start = JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).scripts.start;
-    expect(start).toBe(`node ${flags.join(' ')} bin/server.js`);
+    const env = Object.entries(SERVER_ENV as Record<string, string>).map(
+      ([name, value]) => `${name}=${value}`,
+    );
+    expect(env.length).toBeGreaterThan(0);
+    expect(start).toBe(`${env.join(' ')} node ${flags.join(' ')} bin/server.js`);
     const dockerfile = readFileSync(path.join(projectRoot, 'Dockerfile'), 'utf8');
     expect(dockerfile).toContain(
       `CMD ${JSON.stringify(['node', ...flags, 'bin/server.js']).replaceAll(',', ', ')}`,
     );
-    expect(readFileSync(path.join(projectRoot, 'bench/service.ts'), 'utf8')).toContain(
-      '...SERVER_NODE_FLAGS',
-    );
+    const bench = readFileSync(path.join(projectRoot, 'bench/service.ts'), 'utf8');
+    expect(bench).toContain('...SERVER_NODE_FLAGS');
+    expect(bench).toContain('...SERVER_ENV');
   });
 });
