@@ -28,6 +28,9 @@ import * as m0026 from './0026_backchannel_logout.js';
 import * as m0027 from './0027_client_logo.js';
 import * as m0028 from './0028_ledger_without_foreign_keys.js';
 import * as m0029 from './0029_token_rows_without_owner_keys.js';
+import * as m0030 from './0030_second_factor_lockout.js';
+import * as m0031 from './0031_session_reauthentication.js';
+import * as m0032 from './0032_mail_recipient_limits.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -64,4 +67,7 @@ export const migrations: Record<string, Migration> = {
   '0027_client_logo': m0027,
   '0028_ledger_without_foreign_keys': m0028,
   '0029_token_rows_without_owner_keys': m0029,
+  '0030_second_factor_lockout': m0030,
+  '0031_session_reauthentication': m0031,
+  '0032_mail_recipient_limits': m0032,
 };
