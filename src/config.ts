@@ -176,6 +176,11 @@ export const settings = {
   SESSION_TTL_SECONDS: integer(60, 31_536_000)
     .default(1_209_600)
     .describe('Browser sign-in session lifetime (14 days).'),
+  REAUTH_MAX_AGE_SECONDS: integer(30, 3600)
+    .default(300)
+    .describe(
+      'How recent a sign-in or re-authentication must be to change second factors, passkeys, recovery codes or the e-mail address, export or delete the account (5 minutes).',
+    ),
   METRICS_TOKEN: z
     .string()
     .min(32, 'must be at least 32 characters')

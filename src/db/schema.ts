@@ -81,6 +81,8 @@ export interface BrowserSessionsTable {
   ip: string | null;
   /** migrations/0026: the public session id, the `sid` claim (Back-Channel Logout 1.0 §2.4); not a credential. */
   sid: Generated<string>;
+  /** migrations/0031: the last re-authentication without a new sign-in (the password or a code), or null. */
+  reauthenticated_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface AuthorizationRequestsTable {

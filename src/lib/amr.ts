@@ -11,6 +11,27 @@ export const PASSWORD_AND_CODE: readonly AuthenticationMethod[] = ['pwd', 'otp',
 /** A passkey with user verification: the device (`hwk`) and the person (`user`), two factors in one. */
 export const PASSKEY: readonly AuthenticationMethod[] = ['hwk', 'user', 'mfa'];
 
+/** What a TOTP or recovery code adds to a session that already signed in (a step-up, an enrolment). */
+export const CODE_FACTOR: readonly AuthenticationMethod[] = ['otp', 'mfa'];
+
+/** The order methods are listed in, so that a merged `amr` reads as a fresh sign-in's would. */
+const METHOD_ORDER: readonly AuthenticationMethod[] = ['pwd', 'hwk', 'user', 'otp', 'mfa'];
+
+/**
+ * The methods a session holds after `added` were proved on it: those it already used, kept, plus
+ * the new ones, each once. Nothing is invented: a session without `pwd` never gains it here.
+ */
+export function withMethods(
+  held: readonly string[],
+  added: readonly AuthenticationMethod[],
+): AuthenticationMethod[] {
+  const all = new Set<string>([...held, ...added]);
+  const known = METHOD_ORDER.filter((method) => all.has(method));
+  // A value from an older row that is not one of ours stays, after ours (nothing is dropped).
+  const other = [...all].filter((method) => !METHOD_ORDER.includes(method as AuthenticationMethod));
+  return [...known, ...(other as AuthenticationMethod[])];
+}
+
 /** The only `acr` value the service asserts (and accepts in `acr_values`). */
 export const MFA_ACR = 'mfa';
 

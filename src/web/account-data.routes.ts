@@ -51,6 +51,8 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
         auth: 'browser',
         description: 'Data export page: what the download of your data holds, and its button',
         session: 'required',
+        // Sudo mode: everything stored about the account is not for a copied cookie alone.
+        reauth: 'required',
       },
     },
     async (request, reply) => {
@@ -68,6 +70,7 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
         csrf: true,
         rateLimit: 'signin',
         session: 'required',
+        reauth: 'required',
         switchBase: () => '/account/export',
       },
       schema: { body: exportBody },
@@ -95,6 +98,7 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
         auth: 'browser',
         description: 'Account deletion page: what deleting the account does, and the password to confirm it',
         session: 'required',
+        reauth: 'required',
       },
     },
     async (request, reply) => {
@@ -114,6 +118,7 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
         csrf: true,
         rateLimit: 'signin',
         session: 'required',
+        reauth: 'required',
         switchBase: () => '/account/delete',
       },
       schema: { body: deleteBody },

@@ -76,6 +76,8 @@ export const accountEmailRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
         auth: 'browser',
         description: 'E-mail page: the address, whether it is verified, a pending change, the change form',
         session: 'required',
+        // Sudo mode: the address is where a password reset goes.
+        reauth: 'required',
       },
     },
     async (request, reply) => {
@@ -96,6 +98,7 @@ export const accountEmailRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
         csrf: true,
         rateLimit: 'signin',
         session: 'required',
+        reauth: 'required',
         switchBase: () => EMAIL_PATH,
       },
       schema: { body: changeBody },

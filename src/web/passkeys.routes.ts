@@ -78,11 +78,13 @@ async function passkeyApi(app: FastifyInstance, deps: Deps): Promise<void> {
     csrf: true,
     rateLimit: 'signin' as const,
   });
+  // Sudo mode: a new passkey is a new way into the account (403 reauthentication_required).
+  const registration = (description: string) => ({ ...config(description), reauth: 'required' as const });
 
   routes.post(
     '/account/passkeys/options',
     {
-      config: config('Options to create a passkey for the signed-in account (JSON, CSRF token)'),
+      config: registration('Options to create a passkey for the signed-in account (JSON, CSRF token)'),
       schema: { body: optionsBody },
     },
     async (request, reply) => {
@@ -96,7 +98,7 @@ async function passkeyApi(app: FastifyInstance, deps: Deps): Promise<void> {
   routes.post(
     '/account/passkeys/verify',
     {
-      config: config("Register the browser's new passkey (JSON, CSRF token)"),
+      config: registration("Register the browser's new passkey (JSON, CSRF token)"),
       schema: { body: registerBody },
     },
     async (request, reply) => {
@@ -169,13 +171,14 @@ export const passkeyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     async (_request, reply) => reply.redirect(`${SECURITY_PATH}#passkeys`, 303),
   );
 
-  const form = (description: string) => ({
+  const form = (description: string, sudo?: { reauth: 'required' }) => ({
     auth: 'browser' as const,
     description,
     csrf: true,
     rateLimit: 'signin' as const,
     session: 'required' as const,
     switchBase: () => SECURITY_PATH,
+    ...sudo,
   });
 
   routes.post(
@@ -201,7 +204,11 @@ export const passkeyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
 
   routes.post(
     `${PASSKEYS_PAGE}/remove`,
-    { config: form('Remove a passkey (form POST, CSRF token)'), schema: { body: removeForm } },
+    {
+      // Sudo mode: removing a way in (a fresh proof first); a rename changes none.
+      config: form('Remove a passkey (form POST, CSRF token)', { reauth: 'required' }),
+      schema: { body: removeForm },
+    },
     async (request, reply) => {
       const id = request.body.passkey;
       if (id === undefined) throw new ApiError(400, 'invalid_request', 'Give the passkey to remove.');

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../context.js';
-import { PASSWORD_AND_CODE } from '../lib/amr.js';
+import { CODE_FACTOR, PASSWORD_AND_CODE } from '../lib/amr.js';
 import {
   finishPendingSignIn,
   pendingSignInUser,
@@ -9,12 +9,21 @@ import {
   verifySecondFactor,
 } from '../modules/mfa/second-factor.service.js';
 import { issueCsrfToken } from './csrf.js';
-import { trustedBrowser } from './device-cookie.js';
-import { type Flow, flowFields, flowFrom, flowQuery, flowQueryString, formBody, text } from './page-forms.js';
+import { rememberBrowser, trustedBrowser } from './device-cookie.js';
+import {
+  destination,
+  type Flow,
+  flowFields,
+  flowFrom,
+  flowQuery,
+  flowQueryString,
+  formBody,
+  text,
+} from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
 import { passkeySignInData } from './passkeys-section.js';
 import { clearPendingSignInCookie, presentedPendingSignIn } from './pending-sign-in-cookie.js';
-import { loadSession } from './session.js';
+import { type BrowserSession, loadSession, upgradeSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
 
 const STEP_PATH = '/signin/second-factor';
@@ -28,12 +37,16 @@ const stepBody = formBody({ ...flowFields, csrf_token: text, code: text });
 async function stepOwner(
   request: FastifyRequest,
   deps: Deps,
-): Promise<{ userId: number; pending: string | null } | null> {
+): Promise<
+  | { userId: number; pending: string; session?: undefined }
+  | { userId: number; pending: null; session: BrowserSession }
+  | null
+> {
   const pending = presentedPendingSignIn(request);
   const pendingUser = pending ? await pendingSignInUser(deps.db, deps.ctx, pending) : null;
-  if (pendingUser !== null) return { userId: pendingUser, pending };
+  if (pending && pendingUser !== null) return { userId: pendingUser, pending };
   const session = await loadSession(request, deps);
-  return session ? { userId: session.userId, pending: null } : null;
+  return session ? { userId: session.userId, pending: null, session } : null;
 }
 
 function renderStep(
@@ -68,7 +81,10 @@ function startOver(request: FastifyRequest, reply: FastifyReply, deps: Deps, flo
 
 /**
  * `/signin/second-factor`: after a right password, a TOTP or recovery code
- * finishes the sign-in (amr pwd otp mfa). Failed codes count against the sign-in limits.
+ * finishes the sign-in (amr pwd otp mfa). For a signed-in session (a site's `acr_values=mfa`), it
+ * upgrades the session instead: `otp mfa` are added, `auth_time` stays, and prompt=login or
+ * max_age are not satisfied by it (they need the password or a passkey). Failed codes count
+ * against the sign-in limits.
  */
 export const secondFactorRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
@@ -121,9 +137,15 @@ export const secondFactorRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
         const factors = await secondFactorsOf(db, owner.userId);
         return renderStep(request, reply, deps, { flow, factors, wrong: true });
       }
+      if (owner.pending === null) {
+        // The session's owner passed a second factor: the session gains it, and that is all. No
+        // new sign-in happened, so no new session id and no new auth_time (upgradeSession says why).
+        await upgradeSession(request, deps, owner.session, CODE_FACTOR);
+        rememberBrowser(request, reply, ctx, owner.userId);
+        return reply.redirect(destination(flow), 303);
+      }
       // A pending sign-in finishes once: a second request with another good code starts over.
-      if (owner.pending && !(await finishPendingSignIn(db, ctx, owner.pending)))
-        return startOver(request, reply, deps, flow);
+      if (!(await finishPendingSignIn(db, ctx, owner.pending))) return startOver(request, reply, deps, flow);
       clearPendingSignInCookie(request, reply, ctx);
       return completeSignIn(request, reply, deps, { userId: owner.userId, amr: PASSWORD_AND_CODE, flow });
     },

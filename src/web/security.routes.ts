@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../context.js';
-import { PASSWORD_AND_CODE } from '../lib/amr.js';
+import { CODE_FACTOR } from '../lib/amr.js';
 import { findUserById } from '../modules/accounts/accounts.repository.js';
 import { authenticate } from '../modules/accounts/accounts.service.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
@@ -15,8 +15,9 @@ import { PASSKEY_NOTICES } from './i18n/en-passkeys.js';
 import { flowFields, flowFrom, flowQueryString, formBody, password, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
 import { PageError, pageLocale } from './pages.js';
+import { reauthenticateRoutes } from './reauthenticate.routes.js';
 import { renderSecurityPage, SECURITY_PATH } from './security-page.js';
-import { startSignedInSession } from './sign-in-completion.js';
+import { upgradeSession } from './session.js';
 
 const securityQuery = z.object({
   ...flowFields,
@@ -34,6 +35,8 @@ const disableBody = formBody({ csrf_token: text, username: text, proof: password
 export const securityRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
   const routes = app.withTypeProvider<ZodTypeProvider>();
+  // The page that opens these forms (sudo mode) lives beside them.
+  await app.register(reauthenticateRoutes, deps);
   const post = (path: string, description: string, extra: { checksPassword?: boolean } = {}) => ({
     config: {
       auth: 'browser' as const,
@@ -41,6 +44,8 @@ export const securityRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       csrf: true,
       rateLimit: 'signin' as const,
       session: 'required' as const,
+      // Sudo mode: every form here adds, replaces or removes a way to sign in.
+      reauth: 'required' as const,
       switchBase: () => SECURITY_PATH,
       ...extra,
     },
@@ -59,6 +64,7 @@ export const securityRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         auth: 'browser',
         description: 'Security page: two-step sign-in (TOTP), recovery codes, passkeys',
         session: 'required',
+        reauth: 'required',
       },
       schema: { querystring: securityQuery },
     },
@@ -106,11 +112,13 @@ export const securityRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
           status: 400,
         });
       // A site asked for a second factor (acr_values=mfa): this session now has one, and the
-      // request goes on once the codes have been seen.
+      // request goes on once the codes have been seen. The session is upgraded, not signed in
+      // anew: its auth_time and id stay, so prompt=login and max_age still need the password.
       const upgraded = flow.requestId !== undefined;
-      if (upgraded)
-        await startSignedInSession(request, reply, deps, { userId: found.user.id, amr: PASSWORD_AND_CODE });
-      return renderSecurityPage(request, reply, deps, found.session, found.user, {
+      const session = upgraded
+        ? await upgradeSession(request, deps, found.session, CODE_FACTOR)
+        : found.session;
+      return renderSecurityPage(request, reply, deps, session, found.user, {
         flow,
         notice: 'enabled',
         recoveryCodes: result.recoveryCodes,

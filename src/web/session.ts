@@ -4,12 +4,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Deps } from '../context.js';
 import { noteRequestLog } from '../http/request-log.js';
-import { type AuthenticationMethod, PASSWORD_ONLY } from '../lib/amr.js';
+import { type AuthenticationMethod, PASSWORD_ONLY, withMethods } from '../lib/amr.js';
 import { hashSecret } from '../lib/secrets.js';
 import { endBrowserSessions } from '../modules/accounts/session-end.service.js';
 import {
   findActiveSession,
   insertSession,
+  setSessionMethods,
+  setSessionReauthenticated,
   takeLiveSessionOf,
 } from '../modules/accounts/sessions.repository.js';
 
@@ -19,10 +21,12 @@ export interface BrowserSession {
   /** The public session id: the `sid` of id_tokens and logout tokens (Back-Channel Logout 1.0 §2.4). */
   sid: string;
   userId: number;
-  /** When the user last entered their password (OIDC `auth_time`). */
+  /** When the user last signed in with the password or a passkey (OIDC `auth_time`). */
   authTime: Date;
-  /** How the user signed in (RFC 8176). */
+  /** How the user signed in, and the factors passed on the session since (RFC 8176). */
   amr: readonly string[];
+  /** The last re-authentication on this session without a new sign-in ("sudo mode"), or null. */
+  reauthenticatedAt: Date | null;
 }
 
 export const SESSION_COOKIE = 'idp_session';
@@ -85,7 +89,14 @@ async function lookUp(request: FastifyRequest, deps: Deps): Promise<BrowserSessi
   if (!row) return null;
   // The signed-in user, on the request's log line (never the session id: it is the credential).
   noteRequestLog(request, { user_id: row.userId });
-  return { idHash: row.idHash, sid: row.sid, userId: row.userId, authTime: row.authTime, amr: row.amr };
+  return {
+    idHash: row.idHash,
+    sid: row.sid,
+    userId: row.userId,
+    authTime: row.authTime,
+    amr: row.amr,
+    reauthenticatedAt: row.reauthenticatedAt,
+  };
 }
 
 /**
@@ -130,10 +141,63 @@ export async function startSession(
       ip: request.ip ?? null,
     });
   });
-  const session: BrowserSession = { idHash, sid, userId, authTime: now, amr };
+  const session: BrowserSession = { idHash, sid, userId, authTime: now, amr, reauthenticatedAt: null };
   reply.setCookie(cookieName(SESSION_COOKIE, request), id, cookieOptions(config));
   loaded.set(request, Promise.resolve(session));
   return session;
+}
+
+/**
+ * Adds the methods of a factor just passed or enrolled on a signed-in session (a site's
+ * `acr_values=mfa` step-up) to its `amr`, keeping the ones it really used: a code entered on a
+ * session never makes it claim a password it did not see.
+ *
+ * The session keeps its id and its `auth_time`. This is not a sign-in, and both facts must stay
+ * true: `auth_time` is when the password or a passkey was last given (OIDC Core §2), and
+ * `sessionSatisfies` (prompt=login, max_age) reads "signed in since the request" as "a session id
+ * other than the one present at the request"; a rotated id would tell it a sign-in happened that
+ * did not. Rotating is what defeats session fixation (OWASP Session Management), and it already
+ * happened at the sign-in that made this id; a planted id could only ever be upgraded with a factor
+ * of the account it already belongs to, so keeping it gives an attacker nothing. A copied cookie is
+ * the risk sudo mode answers: what changes the factors needs a fresh proof (`reauth: 'required'`).
+ */
+export async function upgradeSession(
+  request: FastifyRequest,
+  deps: Deps,
+  session: BrowserSession,
+  added: readonly AuthenticationMethod[],
+): Promise<BrowserSession> {
+  const amr = withMethods(session.amr, added);
+  await setSessionMethods(deps.db, { idHash: session.idHash, amr, now: deps.ctx.clock.now() });
+  const upgraded: BrowserSession = { ...session, amr };
+  loaded.set(request, Promise.resolve(upgraded));
+  return upgraded;
+}
+
+/**
+ * Records that the person at this session just proved again who they are (the password or a code
+ * at `/account/reauthenticate`): the guarded pages open for REAUTH_MAX_AGE_SECONDS. Neither the
+ * session's id nor its `auth_time` nor its `amr` changes: it is no sign-in (see `upgradeSession`).
+ */
+export async function recordReauthentication(
+  request: FastifyRequest,
+  deps: Deps,
+  session: BrowserSession,
+): Promise<void> {
+  const at = deps.ctx.clock.now();
+  await setSessionReauthenticated(deps.db, { idHash: session.idHash, at });
+  loaded.set(request, Promise.resolve({ ...session, reauthenticatedAt: at }));
+}
+
+/**
+ * Whether the session proved its person recently enough to change how the account signs in
+ * ("sudo mode"): a full sign-in (`auth_time`) or a re-authentication at most REAUTH_MAX_AGE_SECONDS
+ * ago. The one rule the `reauth: 'required'` guard and the pages ask.
+ */
+export function recentlyAuthenticated(session: BrowserSession, deps: Deps): boolean {
+  const last = Math.max(session.authTime.getTime(), session.reauthenticatedAt?.getTime() ?? 0);
+  const age = deps.ctx.clock.now().getTime() - last;
+  return age <= deps.ctx.config.REAUTH_MAX_AGE_SECONDS * 1000;
 }
 
 /**

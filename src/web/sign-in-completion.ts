@@ -13,9 +13,10 @@ export interface SignInOutcome {
 }
 
 /**
- * A new session recording the methods used (RFC 8176 `amr`), and this browser remembered as one the
- * account signs in from: the end of every sign-in, and the upgrade of a session whose user just
- * added a second factor (a page that answers itself, such as the recovery codes shown once).
+ * A new session recording the methods used (RFC 8176 `amr`) and a new `auth_time`, and this browser
+ * remembered as one the account signs in from: the end of every full sign-in (the password, with
+ * its second step when the account has one, or a passkey). A factor passed or enrolled on a session
+ * that is already signed in upgrades it instead (`upgradeSession`): no new sign-in happened.
  */
 export async function startSignedInSession(
   request: FastifyRequest,

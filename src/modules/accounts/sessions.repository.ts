@@ -13,6 +13,8 @@ export interface ActiveSession {
   authTime: Date;
   amr: string[];
   expiresAt: Date;
+  /** The last re-authentication on this session without a new sign-in, or null (migrations/0031). */
+  reauthenticatedAt: Date | null;
 }
 
 export interface NewSession {
@@ -88,6 +90,7 @@ export async function findActiveSession(
       'browser_sessions.auth_time',
       'browser_sessions.amr',
       'browser_sessions.expires_at',
+      'browser_sessions.reauthenticated_at',
     ])
     .where('browser_sessions.id_hash', '=', idHash)
     .where('browser_sessions.expires_at', '>', now)
@@ -101,7 +104,40 @@ export async function findActiveSession(
     authTime: row.auth_time,
     amr: row.amr,
     expiresAt: row.expires_at,
+    reauthenticatedAt: row.reauthenticated_at,
   };
+}
+
+/**
+ * Records the methods a session now holds (RFC 8176 `amr`) after a second factor was passed or
+ * enrolled on it; its `auth_time` and id stay, as no new sign-in happened. False when the session
+ * is gone or expired.
+ */
+export async function setSessionMethods(
+  db: Kysely<Database>,
+  input: { idHash: string; amr: string[]; now: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('browser_sessions')
+    .set({ amr: input.amr })
+    .where('id_hash', '=', input.idHash)
+    .where('expires_at', '>', input.now)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Records a re-authentication on a live session (the password or a code proved again, at `at`). */
+export async function setSessionReauthenticated(
+  db: Kysely<Database>,
+  input: { idHash: string; at: Date },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('browser_sessions')
+    .set({ reauthenticated_at: input.at })
+    .where('id_hash', '=', input.idHash)
+    .where('expires_at', '>', input.at)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /**
@@ -168,4 +204,23 @@ export function listSessionsOfUser(db: Kysely<Database>, userId: number): Promis
     .where('user_id', '=', userId)
     .orderBy('created_at')
     .execute();
+}
+
+/**
+ * Gives a live session a new id: the row keeps its `sid`, user, times and everything recorded on
+ * it, and is found only by `newIdHash` from now on. Answers its `sid`, or undefined when no live
+ * session has `idHash` (it ended meanwhile).
+ */
+export async function renewSessionId(
+  db: Kysely<Database>,
+  input: { idHash: string; newIdHash: string; now: Date },
+): Promise<string | undefined> {
+  const row = await db
+    .updateTable('browser_sessions')
+    .set({ id_hash: input.newIdHash })
+    .where('id_hash', '=', input.idHash)
+    .where('expires_at', '>', input.now)
+    .returning('sid')
+    .executeTakeFirst();
+  return row?.sid;
 }

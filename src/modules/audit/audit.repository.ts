@@ -52,6 +52,8 @@ export type AuditAction =
   | 'passkey_added'
   | 'passkey_renamed'
   | 'passkey_removed'
+  | 'reauthenticated'
+  | 'reauthentication_failed'
   | 'signed_out'
   | 'backchannel_logout_failed';
 

@@ -9,7 +9,9 @@ export type PasskeyErrorCode =
   | 'refused'
   | 'closed'
   | 'cancelled'
-  | 'failed';
+  | 'failed'
+  /** The endpoint's own code: the session must confirm it is the person again (sudo mode). */
+  | 'reauthentication_required';
 
 /** Notices of the passkeys section after a form (`?notice=`). */
 export const PASSKEY_NOTICES = [
@@ -85,6 +87,7 @@ export const enPasskeys: PasskeyMessages = {
     closed: 'This account can no longer sign in.',
     cancelled: 'The passkey request was cancelled.',
     failed: 'Something went wrong. Please try again.',
+    reauthentication_required: 'Please confirm it is you first: reload this page.',
   },
   notices: {
     passkey_added: 'The passkey was added.',

@@ -4,6 +4,7 @@ import { emailPageEn } from './email-page.js';
 import { enAccountData } from './en-account-data.js';
 import { enEntry } from './en-entry.js';
 import { enLogout } from './en-logout.js';
+import { enReauth } from './en-reauth.js';
 import { enPasskeys } from './en-passkeys.js';
 import { enPasswordReset } from './en-password-reset.js';
 import { enSecurity } from './en-security.js';
@@ -39,6 +40,7 @@ export const en: LocaleDefinition = {
       email: 'Your e-mail address',
       security: 'Security',
       'second-factor': 'Two-step sign-in',
+      reauthenticate: 'Confirm it is you',
       logout: 'Sign out?',
       'signed-out': 'Signed out',
       home: 'Welcome',
@@ -262,6 +264,7 @@ export const en: LocaleDefinition = {
     emailPage: emailPageEn,
     security: enSecurity,
     logout: enLogout,
+    reauth: enReauth,
     entry: enEntry,
   },
 };

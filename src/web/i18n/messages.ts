@@ -6,6 +6,7 @@ import type { EmailPageTexts } from './email-page-texts.js';
 import type { PasskeyMessages } from './en-passkeys.js';
 import type { EntryTexts } from './entry-texts.js';
 import type { LogoutTexts } from './logout-texts.js';
+import type { ReauthTexts } from './reauth-texts.js';
 import type { SecurityTexts } from './security-texts.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
@@ -95,6 +96,7 @@ export interface Messages {
     email: string;
     security: string;
     'second-factor': string;
+    reauthenticate: string;
     logout: string;
     'signed-out': string;
     home: string;
@@ -271,6 +273,8 @@ export interface Messages {
   passkeys: PasskeyMessages;
   /** RP-initiated logout: its confirmation and the signed-out page. */
   logout: LogoutTexts;
+  /** `/account/reauthenticate`: a fresh proof before changing how the account signs in. */
+  reauth: ReauthTexts;
   /** The landing page (`/`), and the app named on the sign-in and consent pages. */
   entry: EntryTexts;
 }

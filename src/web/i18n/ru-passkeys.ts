@@ -34,6 +34,7 @@ export const ruPasskeys: PasskeyMessages = {
     closed: 'Этот аккаунт больше не может входить.',
     cancelled: 'Запрос ключа доступа отменён.',
     failed: 'Что-то пошло не так. Попробуйте ещё раз.',
+    reauthentication_required: 'Сначала подтвердите, что это вы: обновите страницу.',
   },
   notices: {
     passkey_added: 'Ключ доступа добавлен.',

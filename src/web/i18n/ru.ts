@@ -4,6 +4,7 @@ import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
 import { ruEntry } from './ru-entry.js';
 import { ruLogout } from './ru-logout.js';
+import { ruReauth } from './ru-reauth.js';
 import { ruPasskeys } from './ru-passkeys.js';
 import { ruPasswordReset } from './ru-password-reset.js';
 import { ruSecurity } from './ru-security.js';
@@ -38,6 +39,7 @@ export const ru: LocaleDefinition = {
       email: 'Адрес электронной почты',
       security: 'Безопасность',
       'second-factor': 'Двухэтапный вход',
+      reauthenticate: 'Подтвердите, что это вы',
       logout: 'Выйти из аккаунта?',
       'signed-out': 'Выход выполнен',
       home: 'Добро пожаловать',
@@ -287,6 +289,7 @@ export const ru: LocaleDefinition = {
     emailPage: emailPageRu,
     security: ruSecurity,
     logout: ruLogout,
+    reauth: ruReauth,
     entry: ruEntry,
   },
 };
