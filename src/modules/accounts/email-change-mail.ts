@@ -85,3 +85,47 @@ export function emailChangedNotice(input: {
       `<p>${escapeHtml(t.notYou)} <a href="${link}">${escapeHtml(t.reset)}</a></p>\n<p>${link}</p>\n`,
   };
 }
+
+/** The notice to the current, confirmed address that a change away from it was asked for. */
+const REQUESTED_TEXTS: Record<MailLocale, (masked: string) => LinkMailTexts> = {
+  en: (masked) => ({
+    subject: 'A new e-mail address was asked for your account',
+    greeting: (username) => `Hello, ${username}!`,
+    body: `Someone signed in to your account asked to use ${masked} instead of this address. It takes effect only if the link sent there is opened; until then messages about your account still come here.`,
+    button: 'Review your e-mail address',
+    ignore:
+      'If this was not you, someone can use your account: change your password at once, then check your e-mail address and security settings.',
+  }),
+  ru: (masked) => ({
+    subject: 'Для вашего аккаунта запрошен новый адрес почты',
+    greeting: (username) => `Здравствуйте, ${username}!`,
+    body: `Кто-то, вошедший в ваш аккаунт, попросил использовать ${masked} вместо этого адреса. Изменение вступит в силу, только если открыть ссылку, отправленную туда; до тех пор письма об аккаунте приходят сюда.`,
+    button: 'Проверить адрес почты',
+    ignore:
+      'Если это были не вы, кто-то может пользоваться вашим аккаунтом: сразу смените пароль, затем проверьте адрес почты и настройки безопасности.',
+  }),
+};
+
+/**
+ * The notice to the account's confirmed address when a change to another one is asked for (the
+ * change itself waits for the link sent to the new address): the new address only masked, and
+ * the way to the account's e-mail page. A change of where password resets go is never silent.
+ */
+export function emailChangeRequestedNotice(input: {
+  to: string;
+  username: string;
+  locale: MailLocale;
+  maskedNewAddress: string;
+  accountLink: string;
+}): MailMessage {
+  const texts = {
+    en: REQUESTED_TEXTS.en(input.maskedNewAddress),
+    ru: REQUESTED_TEXTS.ru(input.maskedNewAddress),
+  };
+  return linkMail('email_change_requested', texts, {
+    to: input.to,
+    username: input.username,
+    locale: input.locale,
+    link: input.accountLink,
+  });
+}

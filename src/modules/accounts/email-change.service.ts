@@ -6,7 +6,7 @@ import { recordAudit } from '../audit/audit.repository.js';
 import { enqueueMail, MailLimitReached, type MailLocale } from '../mail/mail.service.js';
 import { emailSchema } from './accounts.schemas.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
-import { emailChangeMail } from './email-change-mail.js';
+import { emailChangeMail, emailChangeRequestedNotice } from './email-change-mail.js';
 import { createEmailLink } from './email-verification.service.js';
 
 /** The fields of the e-mail form (`/account/email`). */
@@ -58,7 +58,8 @@ export async function requestEmailChange(
   db: Kysely<Database>,
   ctx: Context,
   input: {
-    user: { id: number; username: string; email: string | null };
+    /** `emailVerified`: whether `email` is confirmed, and so is told of the request. */
+    user: { id: number; username: string; email: string | null; emailVerified?: boolean };
     newEmail: string;
     currentPassword: string;
     trustedSource?: TrustedSource;
@@ -105,7 +106,7 @@ function requestedChange(
   db: Kysely<Database>,
   ctx: Context,
   input: {
-    user: { id: number; username: string };
+    user: { id: number; username: string; email: string | null; emailVerified?: boolean };
     email: string;
     locale: MailLocale;
     actor: string;
@@ -123,6 +124,19 @@ function requestedChange(
     const message = emailChangeMail({ to: email, username: user.username, locale: input.locale, link });
     // A change link ends the older ones: without its message it must not stay either.
     if (!(await enqueueMail(trx, ctx, { ...message, userId: user.id })).queued) throw new MailLimitReached();
+    // The confirmed address is told at once: where password resets go is about to move, and an
+    // owner whose session was used by someone else learns it before the link is opened.
+    if (user.email && user.emailVerified)
+      await enqueueMail(trx, ctx, {
+        ...emailChangeRequestedNotice({
+          to: user.email,
+          username: user.username,
+          locale: input.locale,
+          maskedNewAddress: maskEmail(email),
+          accountLink: `${ctx.config.PUBLIC_URL}/account/email?lang=${input.locale}`,
+        }),
+        userId: user.id,
+      });
     await recordAudit(trx, {
       at: ctx.clock.now(),
       actor,
