@@ -61,6 +61,22 @@ export interface BuildAppOptions {
 /** JSON and form bodies up to 1 MiB; larger ones get 413 `payload_too_large`. */
 const BODY_LIMIT = 1024 * 1024;
 
+/**
+ * Node's server options that bound how long a request may take to arrive. Fastify turns Node's own
+ * 300 s `requestTimeout` off unless given one, so a body sent a byte a second held its connection
+ * for ever; Node's 60 s headers timeout was checked only every 30 s. Both now end at the one
+ * setting (a 408, then the connection is closed), checked every second at most: the timeout's
+ * only cost is walking the connections still receiving a request.
+ */
+function requestTimeouts(timeoutMs: number) {
+  return {
+    requestTimeout: timeoutMs,
+    // Node requires headersTimeout <= requestTimeout; headers are part of the request.
+    headersTimeout: timeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, Math.floor(timeoutMs / 4)),
+  };
+}
+
 /** Builds the application without listening: the server and every test use this. */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const ctx: Context = {
@@ -79,6 +95,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // One line per request, written once it is answered (src/http/request-log.ts).
     logController: new RequestLogController(),
     bodyLimit: BODY_LIMIT,
+    // A slow sender cannot hold a connection past HTTP_REQUEST_TIMEOUT_MS (docs/operating.md).
+    // Fastify sets the server's requestTimeout itself from its own option, after creating it.
+    requestTimeout: options.config.HTTP_REQUEST_TIMEOUT_MS,
+    http: requestTimeouts(options.config.HTTP_REQUEST_TIMEOUT_MS),
     trustProxy: options.config.TRUST_PROXY,
     // Request ids are ours: an id sent by the caller is not trusted into our logs.
     genReqId: () => randomUUID(),

@@ -167,6 +167,9 @@ export const settings = {
   SIGN_IN_WINDOW_SECONDS: integer(1, 86_400)
     .default(900)
     .describe('The window of `SIGN_IN_MAX_ATTEMPTS`, from the first failed attempt.'),
+  SECOND_FACTOR_MAX_FAILURES: integer(1, 1000)
+    .default(20)
+    .describe('Wrong second-step codes in a row per account, across windows (docs/pages.md "Limits").'),
   ACCESS_TOKEN_TTL_SECONDS: integer(60, 31_536_000)
     .default(7_776_000)
     .describe('Access token lifetime (7776000: 90 days, the `expires_in` sites expect).'),

@@ -46,6 +46,8 @@ const OWNERSHIP: Ownership = {
     totp_credentials: 'src/modules/mfa/totp.repository.ts',
     recovery_codes: 'src/modules/mfa/recovery-codes.repository.ts',
     pending_sign_ins: 'src/modules/mfa/pending-sign-ins.repository.ts',
+    mobile_pending_sign_ins: 'src/modules/mfa/pending-sign-ins.repository.ts',
+    second_factor_failures: 'src/modules/accounts/accounts.repository.ts',
     passkeys: 'src/modules/passkeys/passkeys.repository.ts',
     webauthn_challenges: 'src/modules/passkeys/passkeys.repository.ts',
     pushed_authorization_requests: `${OAUTH}/pushed-requests.repository.ts`,

@@ -5,6 +5,7 @@ import type { ClientProtocolColumns } from './schema-clients.js';
 import type { DpopProofsTable } from './schema-dpop.js';
 import type { BackchannelLogoutsTable } from './schema-logout.js';
 import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
+import type { MobilePendingSignInsTable, SecondFactorFailuresTable } from './schema-lockout.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
 import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schema-par.js';
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
@@ -291,6 +292,8 @@ export interface Database {
   totp_credentials: TotpCredentialsTable;
   recovery_codes: RecoveryCodesTable;
   pending_sign_ins: PendingSignInsTable;
+  mobile_pending_sign_ins: MobilePendingSignInsTable;
+  second_factor_failures: SecondFactorFailuresTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;

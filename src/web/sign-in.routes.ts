@@ -6,7 +6,7 @@ import { PASSWORD_ONLY } from '../lib/amr.js';
 import { authenticate, type SignUpField, type SignUpProblem } from '../modules/accounts/accounts.service.js';
 import { signUpAndSendVerification } from '../modules/accounts/email-verification.service.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
-import { hasSecondFactor, startPendingSignIn } from '../modules/mfa/second-factor.service.js';
+import { startPendingSignIn } from '../modules/mfa/second-factor.service.js';
 import { issueCsrfToken } from './csrf.js';
 import { trustedBrowser } from './device-cookie.js';
 import { messages, type SignInError } from './i18n/index.js';
@@ -134,7 +134,6 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         username,
         password,
         trustedSource: trustedBrowser(request),
-        secondFactor: (userId) => hasSecondFactor(db, userId),
       });
       await auditRequest(db, ctx, request, {
         actor: result.ok ? `user:${result.user.id}` : 'anonymous',

@@ -166,7 +166,11 @@ export async function countSignInAttempt(
   return row.attempts;
 }
 
-/** After a successful sign-in: the count of that source (or, without one, every count of the user) starts again. */
+/**
+ * After a successful sign-in: the count of that source starts again. Without a source (a password
+ * reset, an operator's unlock, a deletion) every count of the user does, and so does the run of
+ * wrong second-step codes: every lockout of the account ends.
+ */
 export async function clearSignInAttempts(
   db: Kysely<Database>,
   userId: number,
@@ -175,6 +179,48 @@ export async function clearSignInAttempts(
   let query = db.deleteFrom('sign_in_attempts').where('user_id', '=', userId);
   if (source !== undefined) query = query.where('source', '=', source);
   await query.execute();
+  if (source === undefined) await clearSecondFactorFailures(db, userId);
+}
+
+/**
+ * Takes a slot for one second-step check of the user, across sign-in windows (migrations/0030),
+ * in one statement: the number of checks since the last one that passed, this one included.
+ * Past `max`, only a trusted source (a browser or app device that signed in before) gets a slot;
+ * anyone else gets null and no code is checked. Concurrent checks queue on the row, so each gets
+ * its own number and none slips past the cap.
+ */
+export async function takeSecondFactorSlot(
+  db: Kysely<Database>,
+  input: { userId: number; trusted: boolean; max: number; at: Date },
+): Promise<number | null> {
+  const row = await db
+    .insertInto('second_factor_failures')
+    .values({ user_id: input.userId, failures: 1, last_checked_at: input.at })
+    .onConflict((conflict) => {
+      const update = conflict.column('user_id').doUpdateSet((eb) => ({
+        failures: eb('second_factor_failures.failures', '+', 1),
+        last_checked_at: input.at,
+      }));
+      return input.trusted ? update : update.where('second_factor_failures.failures', '<', input.max);
+    })
+    .returning('failures')
+    .executeTakeFirst();
+  return row?.failures ?? null;
+}
+
+/** Second-step checks of the user since the last one that passed (0 when none failed). */
+export async function countSecondFactorFailures(db: Kysely<Database>, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('second_factor_failures')
+    .select('failures')
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row?.failures ?? 0;
+}
+
+/** A passed second factor (or any end of every lockout): the run of wrong codes ends. */
+export async function clearSecondFactorFailures(db: Kysely<Database>, userId: number): Promise<void> {
+  await db.deleteFrom('second_factor_failures').where('user_id', '=', userId).execute();
 }
 
 /**

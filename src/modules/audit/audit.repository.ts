@@ -49,6 +49,8 @@ export type AuditAction =
   | 'second_factor_passed'
   | 'second_factor_failed'
   | 'second_factors_reset'
+  | 'second_factor_locked'
+  | 'sign_in_unlocked'
   | 'passkey_added'
   | 'passkey_renamed'
   | 'passkey_removed'

@@ -23,6 +23,7 @@ export const EXPIRING = [
   { table: 'password_resets', column: 'expires_at' },
   // The password step of a sign-in: dead once its 5 minutes are over.
   { table: 'pending_sign_ins', column: 'expires_at' },
+  { table: 'mobile_pending_sign_ins', column: 'expires_at' },
   // A WebAuthn ceremony not finished within its 5 minutes can no longer be.
   { table: 'webauthn_challenges', column: 'expires_at' },
   // A pushed request not taken within its 60 seconds can no longer be (RFC 9126 §2.2).
