@@ -56,6 +56,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     example: 'idp users send-reset alice --lang en',
   },
   'users mfa-reset': { explain: { ...USER }, example: 'idp users mfa-reset alice' },
+  'users unlock': { explain: { ...USER }, example: 'idp users unlock alice' },
   'clients create': {
     explain: {
       name: "the site's name, shown on the consent page",

@@ -166,4 +166,17 @@ export const userCommands: Command[] = [
         actor: 'operator',
       }),
   },
+  {
+    name: 'users unlock',
+    usage: 'idp users unlock U',
+    summary:
+      "Ends the account's sign-in lockouts: the counts of failed passwords and codes, and the run of wrong second-step codes; audited",
+    options: {},
+    positionals: 1,
+    run: async (ctx, args) =>
+      (await import('../modules/mfa/second-factor-lockout.js')).unlockSignIn(ctx.db, contextOf(ctx), {
+        username: args.positionals[0] ?? '',
+        actor: 'operator',
+      }),
+  },
 ];

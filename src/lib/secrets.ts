@@ -14,6 +14,8 @@ export const PREFIX = {
   emailVerification: 'ev_',
   /** Password reset links. */
   passwordReset: 'pr_',
+  /** The password step of a mobile sign-in, waiting for its second factor (CONTRACT §10). */
+  mfaToken: 'mfa_',
   /** Pushed authorization requests: RFC 9126 §2.2's URN, then the random part. */
   requestUri: 'urn:ietf:params:oauth:request_uri:',
 } as const;
@@ -29,6 +31,7 @@ const ENTROPY_BYTES: Record<SecretKind, number> = {
   refreshToken: 32,
   emailVerification: 32,
   passwordReset: 32,
+  mfaToken: 32,
   requestUri: 32,
 };
 

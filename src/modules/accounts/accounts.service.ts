@@ -13,6 +13,7 @@ import {
 import { isUniqueViolation, parseInput } from '../../lib/validation.js';
 import { endAccess } from '../oauth/access.service.js';
 import { type UpdateProfileInput, updateProfileSchema } from '../profiles/profiles.schemas.js';
+import { hasSecondFactor } from '../sign-in-policy/sign-in-policy.service.js';
 import {
   clearSignInAttempts,
   countSignInAttempt,
@@ -244,12 +245,13 @@ export async function signUp(
 }
 
 /**
- * Checks a username and password (the sign-in page and mobile verify). Exactly one argon2 verify
+ * Checks a username and password (every door that takes one). Exactly one argon2 verify
  * runs whatever the outcome (a dummy hash for an unknown user), so neither the answer nor its time
  * tells which usernames exist; "disabled" is said only to someone who knows the password.
  * Brute force (OWASP device cookies): each check first takes a numbered slot in its source's
  * budget in the database, so parallel guesses on any number of instances stay within
  * SIGN_IN_MAX_ATTEMPTS per window; past it the password is not checked and the answer is "wrong".
+ * A right password clears its source's count only for an account without a second factor.
  */
 export async function authenticate(
   db: Kysely<Database>,
@@ -258,8 +260,6 @@ export async function authenticate(
     username: string;
     password: string;
     trustedSource?: TrustedSource;
-    /** Whether the account has a second factor: then the second step clears the count. */
-    secondFactor?: (userId: number) => Promise<boolean>;
   },
 ): Promise<SignInResult> {
   const { config } = ctx;
@@ -288,8 +288,11 @@ export async function authenticate(
     checked ? password : '',
   );
   if (!user || !matches) return { ok: false, reason: 'wrong_credentials' };
-  const secondFactor = (await input.secondFactor?.(user.id)) ?? false;
-  // Not cleared before a second step: entering the password again gives no new guesses at a code.
+  // Decided here for every door (sign-in page, mobile verify, password, e-mail, deletion and
+  // re-authentication forms): for an account with a second factor the password is half of the
+  // proof, and only a passed second factor clears the count (second-factor.service.ts), so that
+  // entering the password again never gives new guesses at a code.
+  const secondFactor = await hasSecondFactor(db, user.id);
   if (!secondFactor) await clearSignInAttempts(db, user.id, source);
   if (user.disabledAt !== null) return { ok: false, reason: 'disabled' };
   return { ok: true, user: { id: user.id, username: user.username }, secondFactor };

@@ -6,7 +6,12 @@ import { type LinkMailTexts, linkMail } from '../mail/link-mail.js';
 import { enqueueMail, type MailLocale } from '../mail/mail.service.js';
 
 /** The changes to a user's second factors that they are told of by e-mail. */
-export type MfaNotice = 'totp_enabled' | 'totp_disabled' | 'recovery_codes_renewed' | 'recovery_code_used';
+export type MfaNotice =
+  | 'totp_enabled'
+  | 'totp_disabled'
+  | 'recovery_codes_renewed'
+  | 'recovery_code_used'
+  | 'second_factor_failures';
 
 const en = (subject: string, body: string): LinkMailTexts => ({
   subject,
@@ -67,6 +72,16 @@ const TEXTS: Record<MfaNotice, Record<MailLocale, LinkMailTexts>> = {
       'Кто-то вошёл в ваш аккаунт с одним из его резервных кодов. Этот код больше не действует.',
     ),
   },
+  second_factor_failures: {
+    en: en(
+      'Wrong sign-in codes after your password',
+      'Your password was entered, and then several wrong codes from your authenticator app or recovery codes in a row. If that was you, there is nothing to do. After too many in a row, only a browser or app you signed in with before can enter a code, until a code passes there or the password is reset.',
+    ),
+    ru: ru(
+      'Неверные коды входа после вашего пароля',
+      'Был введён ваш пароль, а затем несколько неверных кодов из приложения-аутентификатора или резервных кодов подряд. Если это были вы, ничего делать не нужно. После слишком многих неверных кодов подряд код можно ввести только в браузере или приложении, где вы уже входили, пока там не пройдёт верный код или пароль не будет сброшен.',
+    ),
+  },
 };
 
 /**
@@ -81,6 +96,8 @@ export async function enqueueMfaNotice(
 ): Promise<void> {
   const user = await findUserById(trx, input.userId);
   if (!user?.email) return;
+  // A warning that someone knows the password goes only to an address the owner confirmed.
+  if (input.notice === 'second_factor_failures' && !user.emailVerified) return;
   const message = linkMail(input.notice, TEXTS[input.notice], {
     to: user.email,
     username: user.username,

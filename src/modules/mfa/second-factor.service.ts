@@ -5,45 +5,45 @@ import type { Database } from '../../db/schema.js';
 import { NotFound } from '../../lib/errors.js';
 import { hashSecret } from '../../lib/secrets.js';
 import {
+  clearSecondFactorFailures,
   clearSignInAttempts,
   countSignInAttempt,
   findUserByUsername,
+  takeSecondFactorSlot,
 } from '../accounts/accounts.repository.js';
 import type { TrustedSource } from '../accounts/sign-in-result.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import type { MailLocale } from '../mail/mail.service.js';
-import { deletePasskeysOfUser, hasPasskey } from '../passkeys/passkeys.repository.js';
+import { deletePasskeysOfUser } from '../passkeys/passkeys.repository.js';
+import { secondFactorsOf } from '../sign-in-policy/sign-in-policy.service.js';
 import {
   consumePendingSignIn,
+  deleteMobilePendingSignInsOfUser,
   deletePendingSignInsOfUser,
   findLivePendingSignIn,
   insertPendingSignIn,
 } from './pending-sign-ins.repository.js';
-import { deleteRecoveryCodes } from './recovery-codes.repository.js';
+import { countUnusedRecoveryCodes, deleteRecoveryCodes } from './recovery-codes.repository.js';
 import { spendRecoveryCode } from './recovery-codes.service.js';
-import { deleteTotpCredential, findTotpCredential } from './totp.repository.js';
+import { afterSecondFactorFailure } from './second-factor-lockout.js';
+import { deleteTotpCredential } from './totp.repository.js';
 import { useTotpCode } from './totp.service.js';
 import { looksLikeTotpCode } from './totp-code.js';
 
 /** docs/pages.md: the password step alone expires in 5 minutes. */
 export const PENDING_SIGN_IN_TTL_MS = 5 * 60 * 1000;
 
-/** Which second factors the user has (a TOTP key only once confirmed). */
-export async function secondFactorsOf(
+export { hasSecondFactor, secondFactorsOf } from '../sign-in-policy/sign-in-policy.service.js';
+
+/** What the second step of this account can be answered with, outside a browser (mobile: no passkey ceremony). */
+export async function codeMethodsOf(
   db: Kysely<Database>,
   userId: number,
-): Promise<{ totp: boolean; passkey: boolean }> {
-  const totp = await findTotpCredential(db, userId);
-  return { totp: totp?.confirmedAt != null, passkey: await hasPasskey(db, userId) };
-}
-
-/**
- * Whether the user has a second factor (a confirmed TOTP key or a passkey), so that a password
- * alone does not sign them in. The one place that decides it.
- */
-export async function hasSecondFactor(db: Kysely<Database>, userId: number): Promise<boolean> {
-  const factors = await secondFactorsOf(db, userId);
-  return factors.totp || factors.passkey;
+): Promise<Array<'totp' | 'recovery_code'>> {
+  const methods: Array<'totp' | 'recovery_code'> = [];
+  if ((await secondFactorsOf(db, userId)).totp) methods.push('totp');
+  if ((await countUnusedRecoveryCodes(db, userId)) > 0) methods.push('recovery_code');
+  return methods;
 }
 
 /**
@@ -81,14 +81,23 @@ export function finishPendingSignIn(db: Kysely<Database>, ctx: Context, value: s
   return consumePendingSignIn(db, hashSecret(value), ctx.clock.now());
 }
 
-export type SecondFactorResult = { ok: true; method: 'totp' | 'recovery_code' } | { ok: false };
+/**
+ * `locked`: no code was checked, the sign-in window's budget being used up (`window`) or, for a
+ * source that never signed in to the account, the cap on failures in a row (`failures`).
+ */
+export type SecondFactorResult =
+  | { ok: true; method: 'totp' | 'recovery_code' }
+  | { ok: false; locked?: 'window' | 'failures' };
 
 /**
  * Checks a TOTP or recovery code for the second step (failed codes count like failed
  * passwords). Like `authenticate`, the attempt first takes a numbered slot in its source's budget
  * (sign_in_attempts), committed before any check, so parallel guesses on any number of instances
  * never run more than SIGN_IN_MAX_ATTEMPTS checks per window; past it nothing is checked and the
- * answer is "wrong". A passing code clears that source's count.
+ * answer is "wrong". It then takes a slot in the account's run of checks across windows
+ * (second_factor_failures): past SECOND_FACTOR_MAX_FAILURES in a row only a trusted source (a
+ * browser or app device that signed in before) is checked. A passing code clears that source's
+ * count and ends the run; the run's third failure tells the owner (second-factor-lockout.ts).
  */
 export async function verifySecondFactor(
   db: Kysely<Database>,
@@ -109,9 +118,25 @@ export async function verifySecondFactor(
     ctx.clock.now(),
     config.SIGN_IN_WINDOW_SECONDS * 1000,
   );
+  const failures =
+    attempt <= config.SIGN_IN_MAX_ATTEMPTS
+      ? await takeSecondFactorSlot(db, {
+          userId: input.userId,
+          trusted: source !== '',
+          max: config.SECOND_FACTOR_MAX_FAILURES,
+          at: ctx.clock.now(),
+        })
+      : null;
   const code = input.code.slice(0, 64);
-  let result: SecondFactorResult = { ok: false };
-  if (attempt <= config.SIGN_IN_MAX_ATTEMPTS) {
+  let result: SecondFactorResult = {
+    ok: false,
+    ...(attempt > config.SIGN_IN_MAX_ATTEMPTS
+      ? { locked: 'window' }
+      : failures === null
+        ? { locked: 'failures' }
+        : {}),
+  };
+  if (failures !== null) {
     if (looksLikeTotpCode(code)) {
       if (await useTotpCode(db, ctx, { userId: input.userId, code })) result = { ok: true, method: 'totp' };
     } else if (await spendRecoveryCode(db, ctx, { ...input, code })) {
@@ -125,9 +150,24 @@ export async function verifySecondFactor(
     action: result.ok ? 'second_factor_passed' : 'second_factor_failed',
     subject: actor,
     ip: input.ip,
-    details: result.ok ? { method: result.method } : { locked: attempt > config.SIGN_IN_MAX_ATTEMPTS },
+    details: result.ok
+      ? { method: result.method }
+      : {
+          locked: result.locked !== undefined,
+          ...(result.locked ? { by: result.locked } : { in_a_row: failures }),
+        },
   });
-  if (result.ok) await clearSignInAttempts(db, input.userId, source);
+  if (result.ok) {
+    await clearSignInAttempts(db, input.userId, source);
+    await clearSecondFactorFailures(db, input.userId);
+  } else if (failures !== null) {
+    await afterSecondFactorFailure(db, ctx, {
+      userId: input.userId,
+      failures,
+      ip: input.ip,
+      locale: input.locale,
+    });
+  }
   return result;
 }
 
@@ -140,12 +180,15 @@ export interface RemovedFactors {
 
 /**
  * Removes every second factor of the user (`idp users mfa-reset`, account deletion): the TOTP key,
- * the recovery codes, the passkeys and any half-done sign-in or passkey ceremony.
+ * the recovery codes, the passkeys, any half-done sign-in (browser or app) and the run of wrong codes.
  */
 export async function removeSecondFactors(trx: Kysely<Database>, userId: number): Promise<RemovedFactors> {
   const totpRemoved = await deleteTotpCredential(trx, userId);
   await deleteRecoveryCodes(trx, userId);
   await deletePendingSignInsOfUser(trx, userId);
+  await deleteMobilePendingSignInsOfUser(trx, userId);
+  // With the factors gone the run of wrong codes means nothing: the operator's reset unlocks.
+  await clearSecondFactorFailures(trx, userId);
   const passkeysRemoved = await deletePasskeysOfUser(trx, userId);
   return { totpRemoved, passkeysRemoved };
 }

@@ -8,6 +8,7 @@ import { RequestValues } from '../../http/request-values.js';
 import { AccessDenied, ApiError } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import type { Client } from '../clients/client.js';
+import type { MailLocale } from '../mail/mail.service.js';
 import { issueChallenge } from './challenge.service.js';
 import { logoutDevice } from './devices.service.js';
 import {
@@ -15,11 +16,14 @@ import {
   challengeResponseSchema,
   logoutBodySchema,
   refreshBodySchema,
+  secondFactorBodySchema,
   sessionResponseSchema,
   verifyBodySchema,
+  verifyForbiddenResponseSchema,
 } from './mobile.schemas.js';
 import { officialClient } from './mobile.service.js';
 import { refreshDevice } from './refresh.service.js';
+import { finishMobileSecondStep } from './second-step.service.js';
 import { verifyDevice } from './sign-in.service.js';
 
 /** The longest device label kept from the User-Agent. */
@@ -28,6 +32,11 @@ const LABEL_MAX = 120;
 function deviceLabel(request: FastifyRequest): string {
   const agent = request.headers['user-agent']?.replace(/\p{Cc}/gu, '').trim();
   return agent ? agent.slice(0, LABEL_MAX) : 'Mobile app';
+}
+
+/** The language of a mail the request causes (the owner's warning): Russian when the app asks for it first. */
+function mailLocale(request: FastifyRequest): MailLocale {
+  return /^\s*ru\b/i.test(request.headers['accept-language'] ?? '') ? 'ru' : 'en';
 }
 
 /** Tokens and nonces: no cache may keep them (RFC 6749 §5.1). */
@@ -80,31 +89,40 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       config: {
         auth: 'mobile',
         description:
-          'Official app only: {client_id, device_id, challenge, signature, public_key, username, password} → tokens and the profile; registers the device key',
-        checksPassword: true,
+          'Official app only: {client_id, device_id, challenge, signature, public_key, username, password} → tokens and the profile, registering the device key; 403 mfa_required with an mfa_token for an account with a second factor',
+        // No per-account minute limit: the account's database budget, counted after the device
+        // signature per account and device, bounds the guesses (docs/operating.md).
         rateLimit: 'signin',
       },
-      schema: { body: verifyBodySchema, response: { 200: sessionResponseSchema } },
+      schema: {
+        body: verifyBodySchema,
+        response: { 200: sessionResponseSchema, 403: verifyForbiddenResponseSchema },
+      },
       preValidation: requireOfficialClient,
     },
     async (request, reply) => {
       noStore(reply);
+      const client = clients.of(request);
       try {
-        const session = await verifyDevice(
-          deps.db,
-          deps.ctx,
-          clients.of(request),
-          request.body,
-          deviceLabel(request),
-        );
+        const outcome = await verifyDevice(deps.db, deps.ctx, client, request.body, deviceLabel(request));
+        if (outcome.kind === 'mfa_required') {
+          // As the sign-in page: the password step is recorded, and no token is issued.
+          await auditRequest(deps.db, deps.ctx, request, {
+            actor: `user:${outcome.userId}`,
+            action: 'sign_in',
+            subject: `user:${outcome.userId}`,
+            details: { via: 'mobile', second_factor: 'pending', device_id: request.body.device_id },
+          });
+          return reply.code(403).send(outcome.body);
+        }
         tokensIssued.inc({ grant_type: 'mobile_verify' });
         await auditRequest(deps.db, deps.ctx, request, {
-          actor: `user:${String(session.user.id)}`,
+          actor: `user:${String(outcome.userId)}`,
           action: 'device_signed_in',
-          subject: `client:${clients.of(request).clientId}`,
+          subject: `client:${client.clientId}`,
           details: { device_id: request.body.device_id },
         });
-        return session;
+        return outcome.session;
       } catch (error) {
         if (error instanceof ApiError && error.error === 'invalid_grant') {
           await auditRequest(deps.db, deps.ctx, request, {
@@ -116,6 +134,38 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         }
         throw error;
       }
+    },
+  );
+
+  routes.post(
+    '/api/v1/mobile/verify/second-factor',
+    {
+      config: {
+        auth: 'mobile',
+        description:
+          'Official app only: {client_id, device_id, mfa_token, code, challenge, signature} → tokens and the profile, as verify; the second step of an account with a second factor',
+        rateLimit: 'signin',
+      },
+      schema: { body: secondFactorBodySchema, response: { 200: sessionResponseSchema } },
+      preValidation: requireOfficialClient,
+    },
+    async (request, reply) => {
+      noStore(reply);
+      const client = clients.of(request);
+      const { session, userId, method } = await finishMobileSecondStep(deps.db, deps.ctx, client, {
+        ...request.body,
+        label: deviceLabel(request),
+        ip: request.ip,
+        locale: mailLocale(request),
+      });
+      tokensIssued.inc({ grant_type: 'mobile_verify' });
+      await auditRequest(deps.db, deps.ctx, request, {
+        actor: `user:${userId}`,
+        action: 'device_signed_in',
+        subject: `client:${client.clientId}`,
+        details: { device_id: request.body.device_id, second_factor: method },
+      });
+      return session;
     },
   );
 

@@ -51,6 +51,20 @@ export const verifyBodySchema = z.object({
   password: z.string({ message: 'password is required' }).min(1, 'password is required').max(1024),
 });
 
+/** The second step of a sign-in (docs/mobile.md): a fresh challenge signed by the key of the password step. */
+export const secondFactorBodySchema = z.object({
+  client_id: clientId,
+  device_id: deviceId,
+  mfa_token: z
+    .string({ message: 'mfa_token is required' })
+    .min(1, 'mfa_token is required')
+    .max(128, 'mfa_token is not one this service issued'),
+  code: z.string({ message: 'code is required' }).min(1, 'code is required').max(64, 'code is too long'),
+  challenge,
+  signature: signatureSchema,
+});
+export type SecondFactorBody = z.infer<typeof secondFactorBodySchema>;
+
 export const refreshBodySchema = z.object({
   client_id: clientId,
   device_id: deviceId,
@@ -83,3 +97,23 @@ export const sessionResponseSchema = z.object({
   user: z.record(z.string(), z.unknown()),
 });
 export type SessionResponse = z.infer<typeof sessionResponseSchema>;
+
+/** How long the `mfa_token` of a password step waits for its second factor (CONTRACT §10). */
+export const MFA_TOKEN_TTL_SECONDS = 300;
+
+/** 403 of verify for an account with a second factor (CONTRACT §10): no token, a second step to take. */
+export const mfaRequiredResponseSchema = z.object({
+  ok: z.literal(false),
+  error: z.literal('mfa_required'),
+  error_description: z.string(),
+  mfa_token: z.string(),
+  methods: z.array(z.enum(['totp', 'recovery_code'])),
+  expires_in: z.number().int(),
+});
+export type MfaRequiredResponse = z.infer<typeof mfaRequiredResponseSchema>;
+
+/** Any 403 of verify: the second step above, or `access_denied` for a client that is not the official app. */
+export const verifyForbiddenResponseSchema = z.union([
+  mfaRequiredResponseSchema,
+  z.object({ ok: z.literal(false), error: z.string(), error_description: z.string() }),
+]);

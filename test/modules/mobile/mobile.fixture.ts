@@ -23,9 +23,9 @@ export let thirdParty: TestClient;
 export let alice: TestUser;
 
 /** A fresh app with the official app's client, a third-party client and a user. */
-export function setUpMobileApp(): void {
+export function setUpMobileApp(env: Record<string, string> = {}): void {
   beforeAll(async () => {
-    t = await createTestApp();
+    t = await createTestApp({ env });
     const official = await makeOfficialApp(t);
     appClientId = official.clientId;
     appClientSecret = official.clientSecret;
