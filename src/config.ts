@@ -199,6 +199,11 @@ export const settings = {
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000)
     .default(10_000)
     .describe('How long a SIGTERM waits for in-flight requests before closing anyway.'),
+  HTTP_REQUEST_TIMEOUT_MS: integer(1_000, 600_000)
+    .default(30_000)
+    .describe(
+      'How long a client has to send a whole request, headers and body; a slower one gets `408` and its connection is closed (within a second more), so slow senders cannot hold a server reached without a proxy.',
+    ),
   RATE_LIMIT_PUBLIC_PER_MIN: perMinute(300).describe(
     'Per client IP on public routes and 404s; `0` turns it off.',
   ),
