@@ -129,8 +129,12 @@ export class MethodNotAllowed extends ApiError {
 /** The RFC 6750 §3 realm of every bearer-protected route. */
 const BEARER_REALM = 'Bearer realm="idp"';
 
-/** The DPoP proof algorithms accepted (RFC 9449 §7.1 `algs`, discovery's `dpop_signing_alg_values_supported`). */
-export const DPOP_ALGORITHMS = ['ES256', 'EdDSA'] as const;
+/**
+ * The DPoP proof algorithms accepted (RFC 9449 §7.1 `algs`, discovery's `dpop_signing_alg_values_supported`):
+ * Ed25519 under both its names, the polymorphic `EdDSA` and the fully-specified `Ed25519` (RFC 9864 §2.2)
+ * that oauth4webapi and openid-client send.
+ */
+export const DPOP_ALGORITHMS = ['ES256', 'EdDSA', 'Ed25519'] as const;
 
 /** RFC 9449 §7.1: the DPoP challenge of a route that takes DPoP-bound tokens too. */
 const DPOP_REALM = 'DPoP realm="idp"';

@@ -8,6 +8,7 @@ import { depsOf, makeUser, type TestUser } from '../helpers/factories.js';
  * panva's oauth4webapi drives a public client over HTTP: authorization code with PKCE, the token
  * request with DPoP, userinfo with DPoP, and refresh with DPoP, retrying on use_dpop_nonce as its
  * documentation shows (isDPoPNonceError). The server requires a nonce on every DPoP request.
+ * With an Ed25519 key the library names its proofs' algorithm `Ed25519` (RFC 9864), never `EdDSA`.
  */
 
 let provider: Provider;
@@ -43,7 +44,7 @@ describe('oauth4webapi with DPoP against the provider', () => {
     const insecure = { [oauth.allowInsecureRequests]: true };
     const issuer = new URL(provider.issuer);
     const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, insecure));
-    expect(as.dpop_signing_alg_values_supported).toEqual(['ES256', 'EdDSA']);
+    expect(as.dpop_signing_alg_values_supported).toEqual(['ES256', 'EdDSA', 'Ed25519']);
     const clientAuth = oauth.None();
     const keyPair = await oauth.generateKeyPair('ES256');
     const DPoP = oauth.DPoP(client, keyPair);
@@ -135,5 +136,72 @@ describe('oauth4webapi with DPoP against the provider', () => {
         ),
       );
     await expect(stolen()).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('binds the tokens to an Ed25519 key, whose proofs it signs with alg "Ed25519" (RFC 9864)', async () => {
+    const insecure = { [oauth.allowInsecureRequests]: true };
+    const issuer = new URL(provider.issuer);
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, insecure));
+    const keyPair = await oauth.generateKeyPair('Ed25519');
+    const DPoP = oauth.DPoP(client, keyPair);
+    // The proofs the library sends, kept to read their header.
+    const proofs: string[] = [];
+    const recording = {
+      ...insecure,
+      [oauth.customFetch]: (url: string, init: RequestInit) => {
+        const proof = new Headers(init.headers).get('dpop');
+        if (proof) proofs.push(proof);
+        return fetch(url, init);
+      },
+    };
+
+    const codeVerifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const authorize = new URL(as.authorization_endpoint as string);
+    authorize.search = new URLSearchParams({
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope: 'openid profile',
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+    }).toString();
+    const arrival = await new UserAgent(provider.issuer).walk(authorize, {
+      user,
+      stopBefore: (url) => url.href.startsWith(redirectUri),
+    });
+    const params = oauth.validateAuthResponse(as, client, arrival.url, state);
+    const { result: tokens } = await withNonceRetry(async () =>
+      oauth.processAuthorizationCodeResponse(
+        as,
+        client,
+        await oauth.authorizationCodeGrantRequest(
+          as,
+          client,
+          oauth.None(),
+          params,
+          redirectUri,
+          codeVerifier,
+          { DPoP, ...recording },
+        ),
+      ),
+    );
+    expect(tokens.token_type).toBe('dpop');
+    const info = await withNonceRetry(async () =>
+      oauth.processUserInfoResponse(
+        as,
+        client,
+        String(user.id),
+        await oauth.userInfoRequest(as, client, tokens.access_token, { DPoP, ...recording }),
+      ),
+    );
+    expect(info.result.sub).toBe(String(user.id));
+    // Every proof named the fully-specified algorithm, never EdDSA.
+    expect(proofs.length).toBeGreaterThanOrEqual(2);
+    for (const proof of proofs) {
+      const header = JSON.parse(Buffer.from(proof.split('.')[0] as string, 'base64url').toString());
+      expect(header).toMatchObject({ alg: 'Ed25519', jwk: { kty: 'OKP', crv: 'Ed25519' } });
+    }
   });
 });

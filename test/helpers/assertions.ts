@@ -19,7 +19,7 @@ export function expectApiError(res: LightMyRequestResponse, status: number, erro
   // RFC 9449 §7.1: a refused proof at a resource is answered with the DPoP challenge alone.
   if (status === 401 && dpopError) {
     expect(res.headers['www-authenticate']).toMatch(new RegExp(`^DPoP realm="idp", error="${error}"`));
-    expect(res.headers['www-authenticate']).toContain('algs="ES256 EdDSA"');
+    expect(res.headers['www-authenticate']).toContain('algs="ES256 EdDSA Ed25519"');
   }
   if (status === 401 && error !== 'invalid_client' && !dpopError) {
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="/);

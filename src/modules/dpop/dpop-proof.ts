@@ -80,8 +80,8 @@ function sameText(a: string, b: string): boolean {
 
 /**
  * Checks a DPoP proof (RFC 9449 §4.3) except its nonce and its single use, which need the server's
- * state: exactly one `DPoP` header, a JWT of `typ` `dpop+jwt` signed with ES256 or EdDSA by the
- * public key of its `jwk` header, `htm` and `htu` of this request, a recent `iat`, a `jti`, and on
+ * state: exactly one `DPoP` header, a JWT of `typ` `dpop+jwt` signed with ES256 or Ed25519 (named
+ * `EdDSA` or, RFC 9864, `Ed25519`) by the public key of its `jwk` header, `htm` and `htu` of this request, a recent `iat`, a `jti`, and on
  * a resource request `ath` of the access token.
  * @throws DpopProofRefused naming the check that failed.
  */

@@ -93,7 +93,7 @@ describe('a DPoP-bound access token', () => {
     const token = await boundToken(key);
     const asBearer = await userinfo({ authorization: `Bearer ${token}` });
     expectApiError(asBearer, 401, 'invalid_token');
-    expect(asBearer.headers['www-authenticate']).toContain('DPoP realm="idp", algs="ES256 EdDSA"');
+    expect(asBearer.headers['www-authenticate']).toContain('DPoP realm="idp", algs="ES256 EdDSA Ed25519"');
     // Once a DPoP request has put it in the cache, the cached entry still knows its key.
     const ok = await userinfo({ authorization: `DPoP ${token}`, dpop: await resourceProof(t, key, token) });
     expect(ok.statusCode).toBe(200);
@@ -165,7 +165,9 @@ describe('an unbound access token', () => {
   it('is refused with 401 unauthorized and both challenges when no credential is sent', async () => {
     const res = await userinfo({});
     expectApiError(res, 401, 'unauthorized');
-    expect(res.headers['www-authenticate']).toBe('Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA"');
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA Ed25519"',
+    );
   });
 });
 

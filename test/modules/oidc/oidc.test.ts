@@ -35,7 +35,7 @@ describe('GET /.well-known/openid-configuration', () => {
       // `none`: a public client sends its client_id alone (RFC 7591 section 2).
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
+      dpop_signing_alg_values_supported: ['ES256', 'EdDSA', 'Ed25519'],
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       code_challenge_methods_supported: ['S256'],
       prompt_values_supported: ['none', 'login', 'consent'],

@@ -14,7 +14,9 @@ describe('bearer authentication: unauthorized (no usable Authorization header)',
     const res = await userinfo();
     expectApiError(res, 401, 'unauthorized');
     // RFC 9449 §7.1: the route takes DPoP-bound tokens too, so both challenges are sent.
-    expect(res.headers['www-authenticate']).toBe('Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA"');
+    expect(res.headers['www-authenticate']).toBe(
+      'Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA Ed25519"',
+    );
   });
 
   it('refuses other schemes and malformed bearer credentials', async () => {
@@ -35,7 +37,7 @@ describe('bearer authentication: unauthorized (no usable Authorization header)',
       const res = await userinfo({ authorization });
       expectApiError(res, 401, 'unauthorized');
       expect(res.headers['www-authenticate'], authorization).toBe(
-        'Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA"',
+        'Bearer realm="idp", DPoP realm="idp", algs="ES256 EdDSA Ed25519"',
       );
     }
   });
