@@ -208,7 +208,10 @@ describe.skipIf(skipBrowserTests)('an account’s whole story, in Chromium, with
     await submit('form[action="/email/verify"] button');
     expect(await page.locator('main').textContent()).toContain(person.newEmail);
 
-    const [, , notice] = await mailTo(person.email, 3);
+    // The confirmed address heard of the request at once, and of the change once it took effect.
+    const [, , requested, notice] = await mailTo(person.email, 4);
+    expect(requested?.parsed.subject).toBe('A new e-mail address was asked for your account');
+    expect(requested?.parsed.text).toContain('t…@example.net');
     expect(notice?.parsed.text).toContain('t…@example.net');
     expect(notice?.parsed.text).toContain(`${base}/password/forgot`);
 
@@ -259,7 +262,13 @@ describe.skipIf(skipBrowserTests)('an account’s whole story, in Chromium, with
   });
 
   it('deletes the account: the site’s tokens are dead, search has forgotten them, the name stays taken', async () => {
+    // Minutes after the last sign-in, the deletion first asks the person to confirm it is them.
+    t.clock.advance((t.config.REAUTH_MAX_AGE_SECONDS + 1) * 1000);
     await page.goto(`${base}/account/delete`);
+    expect(new URL(page.url()).pathname).toBe('/account/reauthenticate');
+    await page.locator('#password').fill(person.newPassword);
+    await submit('form[action="/account/reauthenticate"] button[type="submit"]');
+    expect(page.url()).toBe(`${base}/account/delete`);
     await page.locator('#password').fill(person.newPassword);
     await submit('form[action="/account/delete"] button[type="submit"]');
     expect(new URL(page.url()).pathname).toBe('/account/deleted');

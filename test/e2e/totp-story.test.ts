@@ -135,7 +135,15 @@ describe.skipIf(skipBrowserTests)('two-step sign-in, in Chromium, with openid-cl
     recoveryCodes = await page.locator('.recovery-codes code').allTextContents();
     expect(recoveryCodes).toHaveLength(10);
     expect(await page.locator('.totp-key').count()).toBe(0);
+    // Minutes later the security page first asks the person to confirm it is them (sudo mode):
+    // a code from the app will do.
+    t.clock.advance((t.config.REAUTH_MAX_AGE_SECONDS + 1) * 1000);
     await page.goto(`${base}/account/security`);
+    expect(new URL(page.url()).pathname).toBe('/account/reauthenticate');
+    await inspectAndPhotograph(page, 'reauthenticate');
+    await page.locator('#code').fill(nextCode(key));
+    await submit('form[action="/account/reauthenticate"] button:has-text("code")');
+    expect(new URL(page.url()).pathname).toBe('/account/security');
     expect(await page.locator('.recovery-codes').count()).toBe(0);
     expect(await page.locator('main').textContent()).toContain('10 unused recovery codes left.');
   });

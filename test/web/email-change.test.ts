@@ -113,8 +113,12 @@ describe(`changing the e-mail address on ${usingPostgres ? 'PostgreSQL' : 'PGlit
     );
 
     await worker.drain();
-    expect(smtp.received.map((mail) => mail.rcptTo)).toEqual([['new@example.org']]);
-    const [mail] = smtp.received;
+    // The link goes to the new address; the confirmed old one is told of the request at once.
+    expect(smtp.received.map((mail) => mail.rcptTo)).toEqual([['new@example.org'], ['old@example.org']]);
+    const [mail, told] = smtp.received;
+    expect(told?.parsed.subject).toBe('A new e-mail address was asked for your account');
+    expect(told?.parsed.text).toContain('n…@example.org');
+    expect(told?.parsed.text).not.toContain('new@example.org');
     expect(mail?.parsed.subject).toBe('Confirm your new e-mail address');
     expect(mail?.parsed.headers.get('content-language')).toBe('en');
     expect(mail?.parsed.text).toContain(`Hello, ${username}!`);

@@ -188,6 +188,7 @@ describe('loadSession', () => {
         userId: aliceId,
         authTime: t.clock.now().toISOString(),
         amr: ['pwd'],
+        reauthenticatedAt: null,
       },
     });
   });
