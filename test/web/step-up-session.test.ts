@@ -71,7 +71,7 @@ async function sessionRow(user: TestUser) {
 }
 
 describe('a code alone is no new sign-in', () => {
-  for (const params of [{ prompt: 'login' }, { max_age: '0' }]) {
+  for (const params of [{ prompt: 'login' }, { max_age: '0' }] as Record<string, string>[]) {
     it(`${JSON.stringify(params)}: a TOTP code at the second step yields no code and no new auth_time`, async () => {
       const { user, browser, key } = await signedInWithTotp();
       const client = await makeClient(t);
