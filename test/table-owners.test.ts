@@ -41,6 +41,7 @@ const OWNERSHIP: Ownership = {
     platform_state: 'src/modules/platform/platform.repository.ts',
     incidents: 'src/modules/platform/platform.repository.ts',
     mail_outbox: 'src/modules/mail/outbox.repository.ts',
+    mail_recipient_sends: 'src/modules/mail/outbox.repository.ts',
     email_verifications: 'src/modules/accounts/email-verification.repository.ts',
     password_resets: 'src/modules/accounts/password-resets.repository.ts',
     totp_credentials: 'src/modules/mfa/totp.repository.ts',

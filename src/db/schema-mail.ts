@@ -25,6 +25,14 @@ export interface MailOutboxTable {
   user_id: number | null;
 }
 
+/** migrations/0032: one row per message queued to an address (its SHA-256), for the per-address limit. */
+export interface MailRecipientSendsTable {
+  recipient_hash: string;
+  kind: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 /** migrations/0015, 0017: e-mail links that `verify` an address or `change` to it; only the token's SHA-256 is kept. */
 export interface EmailVerificationsTable {
   id: Generated<number>;

@@ -4,7 +4,12 @@ import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { ClientProtocolColumns } from './schema-clients.js';
 import type { DpopProofsTable } from './schema-dpop.js';
 import type { BackchannelLogoutsTable } from './schema-logout.js';
-import type { EmailVerificationsTable, MailOutboxTable, PasswordResetsTable } from './schema-mail.js';
+import type {
+  EmailVerificationsTable,
+  MailOutboxTable,
+  MailRecipientSendsTable,
+  PasswordResetsTable,
+} from './schema-mail.js';
 import type { MobilePendingSignInsTable, SecondFactorFailuresTable } from './schema-lockout.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
 import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schema-par.js';
@@ -19,6 +24,8 @@ export interface UsersTable {
   password_hash: string;
   email: string | null;
   email_verified: Generated<boolean>;
+  /** migrations/0032: another account confirmed this address first; `email_verified` is not released. */
+  email_claim_withheld: Generated<boolean>;
   display_name: string | null;
   verification_level: Generated<number>;
   avatar_url: string | null;
@@ -287,6 +294,7 @@ export interface Database {
   sign_in_attempts: SignInAttemptsTable;
   audit_events: AuditEventsTable;
   mail_outbox: MailOutboxTable;
+  mail_recipient_sends: MailRecipientSendsTable;
   email_verifications: EmailVerificationsTable;
   password_resets: PasswordResetsTable;
   totp_credentials: TotpCredentialsTable;

@@ -3,7 +3,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../context.js';
 import { PREFIX } from '../lib/secrets.js';
-import { EMAIL_VERIFY_PATH, verifyEmail } from '../modules/accounts/email-verification.service.js';
+import {
+  EMAIL_VERIFY_PATH,
+  findEmailLinkAccount,
+  verifyEmail,
+} from '../modules/accounts/email-verification.service.js';
 import { issueCsrfToken } from './csrf.js';
 import { formBody, text } from './page-forms.js';
 import { PageError, pageLocale, renderPage } from './pages.js';
@@ -32,15 +36,23 @@ export const emailVerifyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
     {
       config: {
         auth: 'browser',
-        description: 'E-mail verification page: a button that confirms the address',
+        description:
+          'E-mail verification page: names the address and the account, and a button that confirms it; opening it uses nothing',
       },
       schema: { querystring: verifyQuery },
     },
-    async (request, reply) =>
-      renderPage(reply, 'verify', {
+    async (request, reply) => {
+      const token = tokenOf(request.query.token);
+      // The page names the address and the account the button confirms it for: one click must
+      // never vouch for an account its reader did not make. Reading the link uses nothing.
+      const account = await findEmailLinkAccount(db, ctx, token);
+      if (!account) throw new PageError(400, 'verification_link_invalid');
+      return renderPage(reply, 'verify', {
         csrfToken: issueCsrfToken(request, reply, ctx),
-        token: tokenOf(request.query.token),
-      }),
+        token,
+        ...account,
+      });
+    },
   );
 
   routes.post(
@@ -61,7 +73,7 @@ export const emailVerifyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
       // A change link tells the old address in the language of this page (the link's `lang`).
       const verified = await verifyEmail(db, ctx, { token, ip: request.ip, locale: pageLocale(request) });
       if (!verified) throw new PageError(400, 'verification_link_invalid');
-      return renderPage(reply, 'verified', { email: verified.email });
+      return renderPage(reply, 'verified', { ...verified });
     },
   );
 };

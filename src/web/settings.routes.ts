@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Context, Deps } from '../context.js';
 import { findUserById } from '../modules/accounts/accounts.repository.js';
 import {
@@ -13,14 +14,17 @@ import {
   type ProfileProblem,
 } from '../modules/accounts/profile.service.js';
 import type { User } from '../modules/accounts/user.js';
+import { listPasskeys } from '../modules/passkeys/passkeys.repository.js';
 import { issueCsrfToken } from './csrf.js';
 import { trustedBrowser } from './device-cookie.js';
 import { formBody, password, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
 import { PageError, renderPage } from './pages.js';
+import { prepareSessionRotation } from './session-rotation.js';
 
 const PROFILE_PATH = '/account/profile';
 const PASSWORD_PATH = '/account/password';
+const PASSWORD_CHANGED_PATH = '/account/password/changed';
 
 const profileBody = formBody({ csrf_token: text, display_name: text, avatar_url: text });
 /**
@@ -34,7 +38,10 @@ const passwordBody = formBody({
   current_password: password,
   new_password: password,
   password_confirm: password,
+  sign_out_devices: text,
+  revoke_apps: text,
 });
+const changedQuery = z.object({ devices: text, apps: text });
 
 function renderProfile(
   ctx: Context,
@@ -66,6 +73,8 @@ function renderPassword(
   page: {
     username: string;
     errors?: Partial<Record<PasswordChangeField, PasswordChangeProblem>>;
+    /** The boxes as they were sent; both ticked on a fresh form. */
+    ends?: { signOutDevices: boolean; revokeApps: boolean };
     status?: number;
   },
 ): FastifyReply {
@@ -73,7 +82,12 @@ function renderPassword(
   return renderPage(
     reply.code(page.status ?? 200),
     'password',
-    { csrfToken: issueCsrfToken(request, reply, ctx), username: page.username, errors: page.errors ?? {} },
+    {
+      csrfToken: issueCsrfToken(request, reply, ctx),
+      username: page.username,
+      errors: page.errors ?? {},
+      ends: page.ends ?? { signOutDevices: true, revokeApps: true },
+    },
     { switchBase: PASSWORD_PATH },
   );
 }
@@ -156,7 +170,7 @@ export const settingsRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       config: {
         auth: 'browser',
         description:
-          'Change the password (form POST, CSRF token): checks the current one, ends the other browser sessions',
+          'Change the password (form POST, CSRF token): checks the current one, ends the other browser sessions and pending reset links, renews this session’s id, and optionally signs out the mobile app’s devices and ends every app’s access',
         checksPassword: true,
         csrf: true,
         rateLimit: 'signin',
@@ -175,6 +189,12 @@ export const settingsRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       // by naming another (the page always sends the right one).
       if ((form.username ?? '').toLowerCase() !== user.username.toLowerCase())
         throw new PageError(400, 'bad_request', { detail: 'the form is not for the signed-in account' });
+      // An unticked checkbox is not sent at all (HTML forms); the page ticks both by default.
+      const ends = {
+        signOutDevices: form.sign_out_devices !== undefined,
+        revokeApps: form.revoke_apps !== undefined,
+      };
+      const rotation = prepareSessionRotation(request, reply, deps, session);
       const result = await changeOwnPassword(db, ctx, {
         userId: user.id,
         username: user.username,
@@ -182,6 +202,8 @@ export const settingsRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         newPassword: form.new_password ?? '',
         passwordConfirm: form.password_confirm ?? '',
         keepSessionIdHash: session.idHash,
+        ...ends,
+        rotateSession: rotation.apply,
         trustedSource: trustedBrowser(request),
         ip: request.ip,
       });
@@ -189,9 +211,46 @@ export const settingsRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         return renderPassword(ctx, request, reply, {
           username: user.username,
           errors: result.errors,
+          ends,
           status: 400,
         });
-      return reply.redirect('/account?notice=password_changed', 303);
+      rotation.commit();
+      // A redirect, not a page: the confirmation's forms carry a CSRF token bound to the new
+      // session id, which only the next request presents.
+      const flags = `devices=${ends.signOutDevices ? 1 : 0}&apps=${ends.revokeApps ? 1 : 0}`;
+      return reply.redirect(`${PASSWORD_CHANGED_PATH}?${flags}`, 303);
+    },
+  );
+
+  routes.get(
+    PASSWORD_CHANGED_PATH,
+    {
+      config: {
+        auth: 'browser',
+        description:
+          "After a password change: what it ended, and the account's passkeys with a remove button each",
+        session: 'required',
+      },
+      schema: { querystring: changedQuery },
+    },
+    async (request, reply) => {
+      const user = await signedInUser(deps, request);
+      if (!user) return reply.redirect(SIGN_IN_TO_ACCOUNT);
+      // A passkey keeps signing in whoever registered it after the password changed: each is
+      // shown with the existing removal form (/account/passkeys/remove).
+      const passkeys = await listPasskeys(db, user.id);
+      return renderPage(
+        reply,
+        'password-changed',
+        {
+          csrfToken: issueCsrfToken(request, reply, ctx),
+          // Only which sentences to show: a forged query changes no state.
+          devicesSignedOut: request.query.devices === '1',
+          appsRevoked: request.query.apps === '1',
+          passkeys: passkeys.map(({ id, name, createdAt }) => ({ id, name, createdAt })),
+        },
+        { switchBase: PASSWORD_CHANGED_PATH },
+      );
     },
   );
 };

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import { type Kysely, sql, type Transaction, type Updateable } from 'kysely';
 import type { Database, UsersTable } from '../../db/schema.js';
 import { usernameSkeleton } from '../../lib/username-skeleton.js';
 import { toUser, USER_COLUMNS, type User } from './user.js';
@@ -27,6 +27,7 @@ export type UserChanges = Partial<
 const CHANGE_COLUMNS = {
   email: 'email',
   emailVerified: 'email_verified',
+  emailClaimWithheld: 'email_claim_withheld',
   displayName: 'display_name',
   avatarUrl: 'avatar_url',
   verificationLevel: 'verification_level',
@@ -112,6 +113,9 @@ export async function lockUserById(trx: Transaction<Database>, userId: number): 
 /** Writes the given fields of one user and returns the user as it is now. */
 export async function updateUser(db: Kysely<Database>, userId: number, changes: UserChanges): Promise<User> {
   const set: Updateable<UsersTable> = {};
+  // A new address starts with its claim released; whether it stays so is decided when it is
+  // confirmed (markEmailVerified).
+  if (changes.email !== undefined) set.email_claim_withheld = false;
   for (const [field, value] of Object.entries(changes))
     if (value !== undefined)
       (set as Record<string, unknown>)[CHANGE_COLUMNS[field as keyof UserChanges]] = value;
@@ -223,23 +227,47 @@ export async function clearSecondFactorFailures(db: Kysely<Database>, userId: nu
   await db.deleteFrom('second_factor_failures').where('user_id', '=', userId).execute();
 }
 
+/** Namespace of the advisory locks that serialise the confirmations of one address. */
+const EMAIL_CONFIRMATION_LOCK = 0x656d6c76; // 'emlv'
+
 /**
- * Marks the user's e-mail verified only while it is still `email` (a link verifies
- * the address it was sent to, never one set since). Returns whether it did.
+ * Marks the user's address confirmed, when it is still `email` (undefined otherwise). The one place
+ * that decides the `email_verified` claim: the first account to confirm an address owns its
+ * verified status, so when another account (case-insensitive; deleted ones have no address)
+ * holds the claim for the same address, this confirmation is recorded but `email_claim_withheld`
+ * is set and the claim stays false (docs/integrating.md). Confirmations of one address are serialised
+ * by a transaction-scoped lock, so two at once cannot both be first: run it in a transaction.
  */
 export async function markEmailVerified(
   db: Kysely<Database>,
   input: { userId: number; email: string; at: Date },
-): Promise<boolean> {
+): Promise<{ claimWithheld: boolean } | undefined> {
+  await sql`select pg_advisory_xact_lock(${EMAIL_CONFIRMATION_LOCK}::int4, hashtext(${input.email.toLowerCase()}::text))`.execute(
+    db,
+  );
   const row = await db
     .updateTable('users')
-    .set({ email_verified: true, updated_at: input.at })
+    .set((eb) => ({
+      email_verified: true,
+      email_claim_withheld: eb
+        .exists(
+          eb
+            .selectFrom('users as other')
+            .select('other.id')
+            .where((inner) => inner(inner.fn('lower', ['other.email']), '=', input.email.toLowerCase()))
+            .where('other.email_verified', '=', true)
+            .where('other.email_claim_withheld', '=', false)
+            .where('other.id', '!=', input.userId),
+        )
+        .$castTo<boolean>(),
+      updated_at: input.at,
+    }))
     .where('id', '=', input.userId)
     .where('email', '=', input.email)
     .where('deleted_at', 'is', null)
-    .returning('id')
+    .returning('email_claim_withheld')
     .executeTakeFirst();
-  return row !== undefined;
+  return row && { claimWithheld: row.email_claim_withheld };
 }
 
 /**

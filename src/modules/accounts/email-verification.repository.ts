@@ -98,3 +98,36 @@ export async function deleteEmailVerificationsOfUser(db: Kysely<Database>, userI
   const result = await db.deleteFrom('email_verifications').where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * The link of `tokenHash` while it may still be used (unused, unexpired, and for a `change` link
+ * the newest of its user); reading it changes nothing, so the page a mail scanner opens uses nothing.
+ */
+export async function findLiveEmailVerification(
+  db: Kysely<Database>,
+  input: { tokenHash: string; now: Date },
+): Promise<UsedEmailLink | undefined> {
+  const row = await db
+    .selectFrom('email_verifications as link')
+    .select(['link.user_id', 'link.email', 'link.purpose'])
+    .where('link.token_hash', '=', input.tokenHash)
+    .where('link.used_at', 'is', null)
+    .where('link.expires_at', '>', input.now)
+    .where((eb) =>
+      eb.or([
+        eb('link.purpose', '=', 'verify'),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('email_verifications as newer')
+              .select('newer.id')
+              .whereRef('newer.user_id', '=', 'link.user_id')
+              .where('newer.purpose', '=', 'change')
+              .whereRef('newer.id', '>', 'link.id'),
+          ),
+        ),
+      ]),
+    )
+    .executeTakeFirst();
+  return row && { userId: Number(row.user_id), email: row.email, purpose: row.purpose };
+}

@@ -21,6 +21,7 @@ import {
 import { normalizeUsername, USERNAME_INPUT_MAX_LENGTH } from './accounts.schemas.js';
 import {
   consumePasswordReset,
+  endPendingPasswordResets,
   findLivePasswordReset,
   insertPasswordReset,
 } from './password-resets.repository.js';
@@ -46,43 +47,60 @@ interface ResetRequester {
 }
 
 /**
- * Makes a reset link for `user` and queues the message carrying it to the user's address, with
- * its audit event, on one transaction: the token and its message are committed together or not at
- * all (the outbox). Only the token's SHA-256 is stored. A newer link ends the
- * older ones (password-resets.repository `liveLinks`), so when the account's hourly limit of reset
- * messages is reached no link is made either: undefined, and the links
- * already sent keep working.
+ * Makes a reset link for each of `users` (who share the address `to`) and queues ONE message
+ * carrying them all to that address, with an audit event per account, on one transaction: the
+ * tokens and their message are committed together or not at all (the outbox). Only each token's
+ * SHA-256 is stored. A newer link ends the older ones (password-resets.repository `liveLinks`), so
+ * when the hourly limit of reset messages (the first account's, or the address's) is reached no
+ * link is made either: undefined, and the links already sent keep working.
  */
 async function sendPasswordReset(
   db: Kysely<Database>,
   ctx: Context,
-  user: User & { email: string },
+  users: readonly User[],
+  to: string,
   locale: MailLocale,
   requester: ResetRequester,
 ): Promise<{ expiresAt: Date } | undefined> {
-  const token = generateSecret('passwordReset');
-  // `lang`: the page the link opens speaks the message's language.
-  const link = `${ctx.config.PUBLIC_URL}${PASSWORD_RESET_PATH}?token=${token}&lang=${locale}`;
+  const [first] = users;
+  if (!first) return undefined;
+  const links = users.map((user) => {
+    const token = generateSecret('passwordReset');
+    // `lang`: the page the link opens speaks the message's language.
+    return {
+      user,
+      token,
+      link: `${ctx.config.PUBLIC_URL}${PASSWORD_RESET_PATH}?token=${token}&lang=${locale}`,
+    };
+  });
   return db.transaction().execute(async (trx) => {
     const at = ctx.clock.now();
-    const message = resetMail({ to: user.email, username: user.username, locale, link });
-    if (!(await enqueueMail(trx, ctx, { ...message, userId: user.id })).queued) return undefined;
+    const message = resetMail({
+      to,
+      locale,
+      accounts: links.map(({ user, link }) => ({ username: user.username, link })),
+    });
+    // One message about several accounts counts as the first one's; the address's own limit
+    // (mail.service) bounds every account there, as each reset message goes to its address.
+    if (!(await enqueueMail(trx, ctx, { ...message, userId: first.id })).queued) return undefined;
     const expiresAt = new Date(at.getTime() + PASSWORD_RESET_TTL_MS);
-    await insertPasswordReset(trx, {
-      tokenHash: hashSecret(token),
-      userId: user.id,
-      email: user.email,
-      at,
-      expiresAt,
-    });
-    await recordAudit(trx, {
-      at,
-      actor: requester.actor,
-      action: 'password_reset_sent',
-      subject: `user:${user.id}`,
-      ip: requester.ip,
-      details: { via: requester.via },
-    });
+    for (const { user, token } of links) {
+      await insertPasswordReset(trx, {
+        tokenHash: hashSecret(token),
+        userId: user.id,
+        email: to,
+        at,
+        expiresAt,
+      });
+      await recordAudit(trx, {
+        at,
+        actor: requester.actor,
+        action: 'password_reset_sent',
+        subject: `user:${user.id}`,
+        ip: requester.ip,
+        details: { via: requester.via, ...(links.length > 1 ? { accounts_in_message: links.length } : {}) },
+      });
+    }
     return { expiresAt };
   });
 }
@@ -98,9 +116,21 @@ function parseLogin(raw: string): { username: string } | { email: string } | und
 }
 
 /**
- * `/password/forgot`: every account `login` names (by username, or every account of
- * an address) that is neither deleted nor disabled and has an address gets its own reset link
- * there. Returns how many were sent; the page never says it.
+ * Which of the accounts holding one address (`holders`: neither deleted nor disabled) a reset
+ * message to it may carry a link for (docs/pages.md `/password/forgot`): the one holder, confirmed
+ * or not, when the address is its alone; when several accounts hold it, only those that confirmed
+ * it (a confirmation whose claim is withheld still proves the mailbox). So an address someone put
+ * on many accounts without confirming it receives nothing for them.
+ */
+function resettableHolders(holders: readonly User[]): User[] {
+  return holders.length <= 1 ? [...holders] : holders.filter((holder) => holder.emailVerified);
+}
+
+/**
+ * `/password/forgot`: ONE message to the address `login` names, listing each account there that
+ * may be reset (resettableHolders), each with its own link; or, for a username, a message to that
+ * account's address for that account alone, under the same rule. Returns how many links were sent;
+ * the page never says it.
  */
 export async function requestPasswordReset(
   db: Kysely<Database>,
@@ -109,16 +139,23 @@ export async function requestPasswordReset(
 ): Promise<number> {
   const login = parseLogin(input.login);
   if (!login) return 0;
-  const users = await findPasswordResetRecipients(db, login);
-  for (const user of users) {
-    if (user.email === null) continue;
-    await sendPasswordReset(db, ctx, { ...user, email: user.email }, input.locale, {
-      actor: 'anonymous',
-      via: 'forgot page',
-      ip: input.ip,
-    });
+  let named: User | undefined;
+  let address = 'email' in login ? login.email : undefined;
+  if ('username' in login) {
+    [named] = await findPasswordResetRecipients(db, login);
+    address = named?.email ?? undefined;
   }
-  return users.length;
+  if (address === undefined) return 0;
+  const holders = await findPasswordResetRecipients(db, { email: address });
+  const recipients = resettableHolders(holders).filter((user) => !named || user.id === named.id);
+  const to = recipients[0]?.email;
+  if (!to) return 0;
+  const sent = await sendPasswordReset(db, ctx, recipients, to, input.locale, {
+    actor: 'anonymous',
+    via: 'forgot page',
+    ip: input.ip,
+  });
+  return sent ? recipients.length : 0;
 }
 
 /**
@@ -140,7 +177,7 @@ export async function sendPasswordResetByOperator(
     throw new InvalidRequest(
       `${user.username} has no e-mail address: set one first (idp users update --email)`,
     );
-  const sent = await sendPasswordReset(db, ctx, { ...user, email: user.email }, input.locale, {
+  const sent = await sendPasswordReset(db, ctx, [user], user.email, input.locale, {
     actor: 'operator',
     via: 'cli',
     ip: null,
@@ -151,6 +188,15 @@ export async function sendPasswordResetByOperator(
     );
   const { expiresAt } = sent;
   return { username: user.username, email: user.email, expires_at: expiresAt.toISOString() };
+}
+
+/**
+ * A reset link works only while the account still has the address it was mailed to: whoever reads
+ * a mailbox the account left (a change of address, an operator's edit) no longer holds its
+ * recovery. The change itself also ends the links (email-verification.service `changeEmail`).
+ */
+function sentToCurrentAddress(link: { email: string }, user: { email: string | null }): boolean {
+  return user.email !== null && user.email.toLowerCase() === link.email.toLowerCase();
 }
 
 /**
@@ -165,7 +211,28 @@ export async function findPasswordResetAccount(
   const link = await findLivePasswordReset(db, { tokenHash: hashSecret(token), now: ctx.clock.now() });
   if (!link) return undefined;
   const user = await findUserById(db, link.userId);
-  return user && !user.deletedAt && !user.disabledAt ? { username: user.username } : undefined;
+  return user && !user.deletedAt && !user.disabledAt && sentToCurrentAddress(link, user)
+    ? { username: user.username }
+    : undefined;
+}
+
+/**
+ * What a new password ends besides browser sessions, on the caller's transaction; the reset and
+ * the password change (`/account/password`) both call it, so both end the same things: every
+ * device of the mobile app (`devices`) and every app's access, whose consent is forgotten so each
+ * app must be allowed again (`apps`).
+ */
+export async function endAccountAccess(
+  trx: Kysely<Database>,
+  input: { userId: number; at: Date; devices: boolean; apps: boolean },
+): Promise<{ devicesSignedOut: number; grantsRevoked: number }> {
+  const devicesSignedOut = input.devices ? await signOutDevicesOfUser(trx, input.userId, input.at) : 0;
+  let grantsRevoked = 0;
+  if (input.apps) {
+    grantsRevoked = (await endAccess(trx, { userId: input.userId }, input.at)).grantsRevoked;
+    await deleteConsentsOfUser(trx, input.userId);
+  }
+  return { devicesSignedOut, grantsRevoked };
 }
 
 /** The fields of the reset form. */
@@ -173,7 +240,7 @@ export type PasswordResetField = 'password' | 'passwordConfirm';
 export type PasswordResetProblem = PasswordProblem | 'password_mismatch';
 
 export type PasswordResetResult =
-  | { ok: true; username: string }
+  | { ok: true; userId: number; username: string }
   | { ok: false; reason: 'link_invalid' }
   | { ok: false; reason: 'fields'; errors: Partial<Record<PasswordResetField, PasswordResetProblem>> };
 
@@ -207,17 +274,19 @@ export async function resetPassword(
     if (!link) return { ok: false, reason: 'link_invalid' };
     // Locked: a disabling or deletion running now either finished first (and is seen) or waits.
     const user = await lockUserById(trx, link.userId);
-    if (!user || user.deletedAt || user.disabledAt) return { ok: false, reason: 'link_invalid' };
+    if (!user || user.deletedAt || user.disabledAt || !sentToCurrentAddress(link, user))
+      return { ok: false, reason: 'link_invalid' };
     await updateUser(trx, user.id, { passwordHash, updatedAt: at });
     const addressVerified = await markEmailVerified(trx, { userId: user.id, email: link.email, at });
     const { sessionsEnded } = await endBrowserSessions(trx, ctx, { userId: user.id }, 'password_reset');
-    const devicesSignedOut = await signOutDevicesOfUser(trx, user.id, at);
-    let appsRevoked = 0;
-    if (input.revokeApps) {
-      appsRevoked = (await endAccess(trx, { userId: user.id }, at)).grantsRevoked;
-      // Each app must be allowed again (as the form says): no consent is remembered.
-      await deleteConsentsOfUser(trx, user.id);
-    }
+    const { devicesSignedOut, grantsRevoked: appsRevoked } = await endAccountAccess(trx, {
+      userId: user.id,
+      at,
+      devices: true,
+      apps: input.revokeApps,
+    });
+    // Links mailed before this one (already dead: only the newest works) and any other stay dead.
+    await endPendingPasswordResets(trx, { userId: user.id, now: at });
     await clearSignInAttempts(trx, user.id);
     const self = `user:${user.id}`;
     await recordAudit(trx, {
@@ -232,9 +301,9 @@ export async function resetPassword(
         devices_signed_out: devicesSignedOut,
         apps_revoked: input.revokeApps,
         grants_revoked: appsRevoked,
-        address_verified: addressVerified,
+        address_verified: addressVerified !== undefined,
       },
     });
-    return { ok: true, username: user.username };
+    return { ok: true, userId: user.id, username: user.username };
   });
 }

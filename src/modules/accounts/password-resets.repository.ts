@@ -84,3 +84,21 @@ export async function deletePasswordResetsOfUser(db: Kysely<Database>, userId: n
   const result = await db.deleteFrom('password_resets').where('user_id', '=', userId).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/**
+ * Ends every reset link of an account that still works (a password change, a change of address):
+ * they expire now, in the caller's transaction, and are kept as the record of what was sent.
+ */
+export async function endPendingPasswordResets(
+  db: Kysely<Database>,
+  input: { userId: number; now: Date },
+): Promise<number> {
+  const result = await db
+    .updateTable('password_resets')
+    .set({ expires_at: input.now })
+    .where('user_id', '=', input.userId)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', input.now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

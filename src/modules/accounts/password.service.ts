@@ -5,6 +5,8 @@ import { hashPassword, type PasswordProblem, passwordProblem } from '../../lib/p
 import { recordAudit } from '../audit/audit.repository.js';
 import { updateUser } from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
+import { endAccountAccess } from './password-reset.service.js';
+import { endPendingPasswordResets } from './password-resets.repository.js';
 import { endBrowserSessions } from './session-end.service.js';
 
 /** The fields of the password form (`/account/password`). */
@@ -18,7 +20,14 @@ export type PasswordChangeProblem =
   | 'password_mismatch';
 
 export type PasswordChangeResult =
-  | { ok: true; otherSessionsEnded: number }
+  | {
+      ok: true;
+      otherSessionsEnded: number;
+      devicesSignedOut: number;
+      appsRevoked: boolean;
+      /** Whether the session that made the change continues under its new id (`rotateSession`). */
+      sessionRotated: boolean;
+    }
   | { ok: false; errors: Partial<Record<PasswordChangeField, PasswordChangeProblem>> };
 
 /**
@@ -29,7 +38,12 @@ export type PasswordChangeResult =
  * at sign-in), so this form is no way around that budget to guess the password of an unattended
  * session. On success the new hash, the end of every other browser session of the user (the one
  * that made the change stays: docs/pages.md "Profile and password") and the `password_changed`
- * audit event are written in one transaction.
+ * audit event are written in one transaction. So are, on the same transaction, what else a
+ * password change ends of what someone who knew the old password may hold: the account's pending
+ * reset links, the mobile app's devices (`signOutDevices`) and every app's access (`revokeApps`),
+ * both as the reset ends them (password-reset.service `endAccountAccess`); and the session that
+ * stays is given a new id by `rotateSession` (OWASP Session Management: renew the id when the
+ * privilege level changes), so a copy of its old cookie signs nobody in.
  */
 export async function changeOwnPassword(
   db: Kysely<Database>,
@@ -42,6 +56,15 @@ export async function changeOwnPassword(
     passwordConfirm: string;
     /** The session of the browser that made the change (the hash of its id): it stays. */
     keepSessionIdHash: string;
+    /** Sign out every device of the mobile app (the form's box, ticked by default). */
+    signOutDevices: boolean;
+    /** End every app's access and forget its consent (the form's box, ticked by default). */
+    revokeApps: boolean;
+    /**
+     * Gives the session that stays a new id, on the change's transaction, after the other sessions
+     * ended; answers whether it still existed (web/session-rotation.ts).
+     */
+    rotateSession?: (trx: Kysely<Database>) => Promise<boolean>;
     trustedSource?: TrustedSource;
     ip: string | null;
   },
@@ -82,14 +105,32 @@ export async function changeOwnPassword(
       { userId: input.userId, exceptIdHash: input.keepSessionIdHash },
       'password_changed',
     );
+    const sessionRotated = input.rotateSession ? await input.rotateSession(trx) : false;
+    const { devicesSignedOut, grantsRevoked } = await endAccountAccess(trx, {
+      userId: input.userId,
+      at,
+      devices: input.signOutDevices,
+      apps: input.revokeApps,
+    });
+    // A link mailed before the change would undo it: whoever asked for it may be who the change
+    // locks out.
+    const resetLinksEnded = await endPendingPasswordResets(trx, { userId: input.userId, now: at });
     await recordAudit(trx, {
       at,
       actor,
       action: 'password_changed',
       subject: actor,
       ip: input.ip,
-      details: { via: 'account page', other_sessions_ended: otherSessionsEnded },
+      details: {
+        via: 'account page',
+        other_sessions_ended: otherSessionsEnded,
+        session_rotated: sessionRotated,
+        devices_signed_out: devicesSignedOut,
+        apps_revoked: input.revokeApps,
+        grants_revoked: grantsRevoked,
+        reset_links_ended: resetLinksEnded,
+      },
     });
-    return { ok: true, otherSessionsEnded };
+    return { ok: true, otherSessionsEnded, devicesSignedOut, appsRevoked: input.revokeApps, sessionRotated };
   });
 }

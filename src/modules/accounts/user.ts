@@ -7,6 +7,11 @@ export interface User {
   username: string;
   email: string | null;
   emailVerified: boolean;
+  /**
+   * The account confirmed its address after another account had confirmed the same one: the
+   * confirmation stands, but `email_verified` is not released to sites (profile.presenter.ts).
+   */
+  emailClaimWithheld: boolean;
   displayName: string | null;
   verificationLevel: number;
   avatarUrl: string | null;
@@ -29,6 +34,7 @@ export function toUser(row: Omit<Selectable<UsersTable>, 'password_hash' | 'user
     username: row.username,
     email: row.email,
     emailVerified: row.email_verified,
+    emailClaimWithheld: row.email_claim_withheld,
     displayName: row.display_name,
     verificationLevel: row.verification_level,
     avatarUrl: row.avatar_url,
@@ -50,6 +56,7 @@ export const USER_COLUMNS = [
   'username',
   'email',
   'email_verified',
+  'email_claim_withheld',
   'display_name',
   'verification_level',
   'avatar_url',

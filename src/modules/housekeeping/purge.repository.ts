@@ -14,6 +14,8 @@ export const EXPIRING = [
   { table: 'wallet_idempotency_keys', column: 'expires_at' },
   // Set only once a message is sent or given up on: one still waiting is never purged.
   { table: 'mail_outbox', column: 'purge_after' },
+  // A message counts against its address's hourly limit until then (mail.service enqueueMail).
+  { table: 'mail_recipient_sends', column: 'expires_at' },
   // Likewise a logout token delivered or given up on; browser sessions are not
   // here: their purge queues logout tokens (purge.service.ts).
   { table: 'backchannel_logouts', column: 'purge_after' },

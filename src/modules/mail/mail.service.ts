@@ -1,9 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { hashSecret } from '../../lib/secrets.js';
 import { linksIn } from './links.js';
 import { MAIL_LOCALES, type MailLocale } from './mail-locales.js';
-import { countRecentMailLocked, insertMail } from './outbox.repository.js';
+import {
+  countRecentMailLocked,
+  countRecentRecipientMailLocked,
+  insertMail,
+  recordRecipientSend,
+} from './outbox.repository.js';
 
 export { MAIL_LOCALES, type MailLocale } from './mail-locales.js';
 
@@ -12,7 +18,8 @@ export interface MailMessage {
   kind: string;
   /**
    * The account the message is about. When given, at most MAIL_LIMIT_PER_HOUR messages of this
-   * kind about it are queued per hour; the rest are not queued.
+   * kind about it, and MAIL_LIMIT_PER_ADDRESS_PER_HOUR to its recipient, are queued per hour; the
+   * rest are not queued.
    */
   userId?: number;
   to: string;
@@ -28,7 +35,29 @@ const MAX_BODY_LENGTH = 100_000;
 
 /** At most 5 messages of each kind per account per hour. */
 export const MAIL_LIMIT_PER_HOUR = 5;
+/**
+ * At most 5 messages of each kind per recipient address per hour, whatever accounts they are
+ * about: twelve accounts naming one address cannot send it twelve verifications or resets.
+ */
+export const MAIL_LIMIT_PER_ADDRESS_PER_HOUR = 5;
 const HOUR_MS = 3600 * 1000;
+
+/**
+ * The form of an address its limit is counted under: trimmed and lower-cased whole (RFC 5321
+ * §2.4 lets a host treat the local part as case-sensitive, but no mailbox provider we know does,
+ * and a limit counted too widely only errs on the safe side), and without a `+tag` subaddress
+ * (RFC 5233), which most providers deliver to the same inbox: `Ann+1@x` and `ann@x` are one
+ * recipient. Dots in the local part are kept (only some providers ignore them). Used for counting
+ * only; mail is always sent to the address as given.
+ */
+export function recipientKey(address: string): string {
+  const normalised = address.trim().toLowerCase();
+  const at = normalised.lastIndexOf('@');
+  if (at <= 0) return normalised;
+  const local = normalised.slice(0, at);
+  const plus = local.indexOf('+');
+  return plus > 0 ? `${local.slice(0, plus)}${normalised.slice(at)}` : normalised;
+}
 
 /**
  * Thrown inside a transaction whose message hit the account's limit, so that what the message
@@ -83,7 +112,8 @@ export function checkMailMessage(ctx: Context, message: MailMessage): void {
  * Queues a message (the transactional outbox). Call it on the transaction of what
  * the message announces: the token it carries and the message are committed together or not at
  * all. The worker sends it after the commit; nothing here waits on SMTP. A message about an account
- * that already had MAIL_LIMIT_PER_HOUR of its kind in the last hour is not queued (`reason:
+ * that already had MAIL_LIMIT_PER_HOUR of its kind in the last hour, or to an address that already
+ * received MAIL_LIMIT_PER_ADDRESS_PER_HOUR of its kind (recipientKey), is not queued (`reason:
  * 'limit'`), so no form can be used to flood someone's inbox; the caller decides what to tell.
  * @throws MailMessageError (see checkMailMessage)
  */
@@ -94,13 +124,21 @@ export async function enqueueMail(
 ): Promise<Enqueued> {
   checkMailMessage(ctx, message);
   const now = ctx.clock.now();
+  const since = new Date(now.getTime() - HOUR_MS);
+  // A message about an account: its account's limit, then its address's (the locks always in
+  // this order). Messages about no account (an operator's test) are not limited.
   if (message.userId !== undefined) {
-    const recent = await countRecentMailLocked(trx, {
-      userId: message.userId,
-      kind: message.kind,
-      since: new Date(now.getTime() - HOUR_MS),
-    });
+    const recent = await countRecentMailLocked(trx, { userId: message.userId, kind: message.kind, since });
     if (recent >= MAIL_LIMIT_PER_HOUR) return { queued: false, reason: 'limit' };
+    const recipientHash = hashSecret(recipientKey(message.to));
+    const toAddress = await countRecentRecipientMailLocked(trx, { recipientHash, kind: message.kind, since });
+    if (toAddress >= MAIL_LIMIT_PER_ADDRESS_PER_HOUR) return { queued: false, reason: 'limit' };
+    await recordRecipientSend(trx, {
+      recipientHash,
+      kind: message.kind,
+      at: now,
+      expiresAt: new Date(now.getTime() + HOUR_MS),
+    });
   }
   const id = await insertMail(
     trx,

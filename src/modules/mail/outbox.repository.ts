@@ -69,6 +69,56 @@ export async function countRecentMailLocked(
   return Number(row.count);
 }
 
+/** Namespace of the advisory locks that serialise the messages of one kind to one address. */
+const RECIPIENT_LIMIT_LOCK = 0x6d616472; // 'madr'
+
+/**
+ * How many messages of `kind` were queued to the address of `recipientHash` (the SHA-256 of its
+ * normalised form) since `since`, under a transaction-scoped lock on (address, kind), as
+ * countRecentMailLocked: run it on the transaction that then queues and records the message.
+ */
+export async function countRecentRecipientMailLocked(
+  trx: Kysely<Database>,
+  where: { recipientHash: string; kind: string; since: Date },
+): Promise<number> {
+  await sql`select pg_advisory_xact_lock(${RECIPIENT_LIMIT_LOCK}::int4, hashtext(${`${where.recipientHash}:${where.kind}`}::text))`.execute(
+    trx,
+  );
+  const row = await trx
+    .selectFrom('mail_recipient_sends')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('recipient_hash', '=', where.recipientHash)
+    .where('kind', '=', where.kind)
+    .where('created_at', '>', where.since)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/**
+ * Records a message queued to an address, counted until `expiresAt`; the address's rows of that
+ * kind already past it go at the same time, so an address's rows stay few between purges.
+ */
+export async function recordRecipientSend(
+  trx: Kysely<Database>,
+  send: { recipientHash: string; kind: string; at: Date; expiresAt: Date },
+): Promise<void> {
+  await trx
+    .deleteFrom('mail_recipient_sends')
+    .where('recipient_hash', '=', send.recipientHash)
+    .where('kind', '=', send.kind)
+    .where('expires_at', '<=', send.at)
+    .execute();
+  await trx
+    .insertInto('mail_recipient_sends')
+    .values({
+      recipient_hash: send.recipientHash,
+      kind: send.kind,
+      created_at: send.at,
+      expires_at: send.expiresAt,
+    })
+    .execute();
+}
+
 /** Deletes every message about an account, sent or waiting (the account's deletion). */
 export async function deleteMailOfUser(trx: Kysely<Database>, userId: number): Promise<number> {
   const result = await trx.deleteFrom('mail_outbox').where('user_id', '=', userId).executeTakeFirst();

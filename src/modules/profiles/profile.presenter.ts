@@ -11,6 +11,7 @@ export type PresentableUser = Pick<
   | 'avatarUrl'
   | 'email'
   | 'emailVerified'
+  | 'emailClaimWithheld'
   | 'verificationLevel'
   | 'gameName'
   | 'gameUrl'
@@ -82,7 +83,10 @@ export function presentUserinfo(
   // Without an e-mail there is nothing to confirm either: both are omitted.
   if (user.email !== null) {
     put('email', user.email);
-    put('email_verified', user.emailVerified);
+    // docs/integrating.md: the first account to confirm an address owns its verified status; a
+    // later confirmation of the same address by another account is kept, but not released, so a
+    // site that links accounts by verified e-mail is never handed someone else's address.
+    put('email_verified', user.emailVerified && !user.emailClaimWithheld);
   }
 
   const level = user.verificationLevel;

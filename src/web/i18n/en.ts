@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
 import { emailPageEn } from './email-page.js';
 import { enAccountData } from './en-account-data.js';
+import { enAccountSafety } from './en-account-safety.js';
 import { enEntry } from './en-entry.js';
 import { enLogout } from './en-logout.js';
 import { enReauth } from './en-reauth.js';
@@ -37,6 +38,7 @@ export const en: LocaleDefinition = {
       'forgot-sent': 'Check your e-mail',
       reset: 'Choose a new password',
       'reset-done': 'Password changed',
+      'password-changed': 'Password changed',
       email: 'Your e-mail address',
       security: 'Security',
       'second-factor': 'Two-step sign-in',
@@ -260,6 +262,7 @@ export const en: LocaleDefinition = {
       toAccount: 'Go to your account',
     },
     passwordReset: enPasswordReset,
+    accountSafety: enAccountSafety,
     passkeys: enPasskeys,
     emailPage: emailPageEn,
     security: enSecurity,

@@ -2,6 +2,7 @@ import type { SignUpProblem } from '../../modules/accounts/accounts.service.js';
 import type { PasswordChangeProblem } from '../../modules/accounts/password.service.js';
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
+import type { AccountSafetyTexts } from './account-safety-texts.js';
 import type { EmailPageTexts } from './email-page-texts.js';
 import type { PasskeyMessages } from './en-passkeys.js';
 import type { EntryTexts } from './entry-texts.js';
@@ -93,6 +94,7 @@ export interface Messages {
     'forgot-sent': string;
     reset: string;
     'reset-done': string;
+    'password-changed': string;
     email: string;
     security: string;
     'second-factor': string;
@@ -268,6 +270,8 @@ export interface Messages {
   };
   /** `/account/email`: the address, its state, a pending change, and the forms. */
   emailPage: EmailPageTexts;
+  /** What a new password ends (the password form, its confirmation, passkeys) and the e-mail confirmation's naming of the account. */
+  accountSafety: AccountSafetyTexts;
   /** `/account/security` and `/signin/second-factor`. */
   security: SecurityTexts;
   passkeys: PasskeyMessages;

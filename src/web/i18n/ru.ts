@@ -2,6 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js'
 import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
+import { ruAccountSafety } from './ru-account-safety.js';
 import { ruEntry } from './ru-entry.js';
 import { ruLogout } from './ru-logout.js';
 import { ruReauth } from './ru-reauth.js';
@@ -36,6 +37,7 @@ export const ru: LocaleDefinition = {
       'forgot-sent': 'Проверьте почту',
       reset: 'Новый пароль',
       'reset-done': 'Пароль изменён',
+      'password-changed': 'Пароль изменён',
       email: 'Адрес электронной почты',
       security: 'Безопасность',
       'second-factor': 'Двухэтапный вход',
@@ -285,6 +287,7 @@ export const ru: LocaleDefinition = {
       toAccount: 'Перейти в аккаунт',
     },
     passwordReset: ruPasswordReset,
+    accountSafety: ruAccountSafety,
     passkeys: ruPasskeys,
     emailPage: emailPageRu,
     security: ruSecurity,

@@ -17,6 +17,7 @@ function makeUser(overrides: Partial<User> = {}): User {
     username: 'plain',
     email: null,
     emailVerified: false,
+    emailClaimWithheld: false,
     displayName: null,
     verificationLevel: 0,
     avatarUrl: null,
