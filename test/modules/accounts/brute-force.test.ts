@@ -1,9 +1,16 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../../src/modules/accounts/accounts.service.js';
+import { verifySecondFactor } from '../../../src/modules/mfa/second-factor.service.js';
+import {
+  confirmTotpEnrolment,
+  startTotpEnrolment,
+  totpKeyOf,
+} from '../../../src/modules/mfa/totp.service.js';
+import { totpCodeAt } from '../../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser } from '../../helpers/browser.js';
-import { makeOfficialApp, makeUser } from '../../helpers/factories.js';
+import { depsOf, makeOfficialApp, makeUser } from '../../helpers/factories.js';
 
 /*
  * Brute force: every check of an account's password takes a numbered slot in the database first,
@@ -132,6 +139,50 @@ describe('the mobile app shares the count', () => {
       expect(res.json()).toMatchObject({ error: 'invalid_grant' });
     }
     expect(await signInPage(user.username, user.password)).toBe('wrong');
+  });
+});
+
+describe('an account with a second factor: a right password gives no new guesses at a code, at any door', () => {
+  it('24 wrong codes with the right password between them, on the mobile API and the other doors, stop at the budget', async () => {
+    const { db, ctx } = depsOf(t);
+    const user = await makeUser(t);
+    await startTotpEnrolment(db, ctx, { userId: user.id, ip: null });
+    const key = (await totpKeyOf(db, ctx, user.id))?.key as string;
+    const enrolment = {
+      userId: user.id,
+      code: totpCodeAt(key, t.clock.now()),
+      ip: null,
+      locale: 'en' as const,
+    };
+    expect((await confirmTotpEnrolment(db, ctx, enrolment)).ok).toBe(true);
+    t.clock.advance(30_000);
+    const code = (value: string) =>
+      verifySecondFactor(db, ctx, { userId: user.id, code: value, ip: null, locale: 'en' });
+    const phone = await officialApp();
+
+    // The issue's rhythm: a code, the password again, a code, the password again... In a budget of 3,
+    // each right password used to clear the count, so that every code was checked.
+    for (let round = 0; round < 12; round++) {
+      expect((await code('000000')).ok).toBe(false);
+      // The mobile app: the right password starts a second step, and clears nothing.
+      const mobile = await phone(`second-factor-phone-${round}`, user.username, user.password);
+      if (round === 0) expect(mobile.json()).toMatchObject({ error: 'mfa_required' });
+      expect((await code('000000')).ok).toBe(false);
+      // Every other door that checks a password (password, e-mail, deletion, re-authentication) calls this.
+      await signIn(user.username, user.password);
+    }
+    const checked = await t.database.db
+      .selectFrom('audit_events')
+      .select('details')
+      .where('subject', '=', `user:${user.id}`)
+      .where('action', '=', 'second_factor_failed')
+      .execute();
+    expect(checked).toHaveLength(24);
+    expect(checked.filter((event) => event.details.locked === false)).toHaveLength(2);
+    // The budget is spent: the right code is not even checked until the window ends.
+    expect((await code(totpCodeAt(key, t.clock.now()))).ok).toBe(false);
+    t.clock.advance(WINDOW_SECONDS * 1000 + 1000);
+    expect((await code(totpCodeAt(key, t.clock.now()))).ok).toBe(true);
   });
 });
 
