@@ -19,7 +19,9 @@
         body: JSON.stringify(body),
       });
       const data = await response.json().catch(() => ({}));
-      return { ok: response.ok, data };
+      // A 429 says when to try again (RFC 9110 §10.2.3): its seconds are shown, not a vague failure.
+      const retryAfter = Number(response.headers.get('retry-after')) || undefined;
+      return { ok: response.ok, data, retryAfter };
     } catch {
       return { ok: false, data: {} };
     }
@@ -42,12 +44,21 @@
     account_disabled: 'closed',
   };
 
-  const errorText = (part, code) => {
+  /** The text of `code`; for `rate_limited`, "wait N seconds" in the page language's plural form. */
+  const errorText = (part, code, retryAfter) => {
     let texts = {};
     try {
       texts = JSON.parse(part.dataset.errors || '{}');
     } catch {}
-    return texts[TEXT_OF_CODE[code] || code] || texts.failed || '';
+    if (code === 'rate_limited' && retryAfter && texts.wait) {
+      let form = 'other';
+      try {
+        form = new Intl.PluralRules(document.documentElement.lang || undefined).select(retryAfter);
+      } catch {}
+      return (texts.wait[form] || texts.wait.other || '').replace('{n}', String(retryAfter));
+    }
+    const text = texts[TEXT_OF_CODE[code] || code];
+    return typeof text === 'string' ? text : texts.failed || '';
   };
 
   /** A refusal of the browser's own (the person closed the dialog, or another request took over). */
@@ -88,7 +99,7 @@
     const run = async (conditional) => {
       const started = await postJson('/signin/passkey/options', { csrf_token: csrf });
       if (!started.ok) {
-        if (!conditional) say(signIn, errorText(signIn, started.data.error));
+        if (!conditional) say(signIn, errorText(signIn, started.data.error, started.retryAfter));
         return 'stop';
       }
       let response;
@@ -107,8 +118,9 @@
         window.location.assign(finished.data.redirect);
         return 'done';
       }
-      say(signIn, errorText(signIn, finished.data.error));
-      return 'again';
+      say(signIn, errorText(signIn, finished.data.error, finished.retryAfter));
+      // Past the limit, the autofill's request waits until the service takes requests again.
+      return finished.data.error === 'rate_limited' ? 'stop' : 'again';
     };
 
     // Conditional mediation (WebAuthn §5.1.4.1): the browser offers the passkeys in the username
@@ -150,8 +162,10 @@
       button.addEventListener('click', async () => {
         button.disabled = true;
         say(register, register.dataset.working);
+        let retryAfter;
         const done = await (async () => {
           const started = await postJson('/account/passkeys/options', { csrf_token: csrf });
+          retryAfter = started.retryAfter;
           if (!started.ok) return started.data.error;
           let response;
           try {
@@ -165,6 +179,7 @@
           }
           const name = register.querySelector('#passkey-new-name')?.value.trim() || '';
           const finished = await postJson('/account/passkeys/verify', { csrf_token: csrf, response, name });
+          retryAfter = finished.retryAfter;
           return finished.ok ? null : finished.data.error;
         })();
         if (done === null) {
@@ -173,7 +188,7 @@
           window.location.assign(url.pathname + url.search);
           return;
         }
-        say(register, errorText(register, done));
+        say(register, errorText(register, done, retryAfter));
         button.disabled = false;
       });
     }

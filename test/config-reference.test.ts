@@ -14,7 +14,7 @@ describe('configuration reference in docs/operating.md', () => {
     for (const name of Object.keys(settings)) expect(table).toContain(`| \`${name}\` |`);
     expect(table).toContain('| `PORT` | `3000` |');
     expect(table).toContain('| `DATA_DIR` | `./data` |');
-    expect(table).toContain('| `RATE_LIMIT_SIGNIN_PER_MIN` | `10` |');
+    expect(table).toContain('| `RATE_LIMIT_SIGNIN_PER_MIN` | `60` |');
     expect(table).toContain('| `COOKIE_SECRET_PREVIOUS` | – |');
   });
 

@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Config } from '../config.js';
-import { decodeBasicCredentials } from '../lib/basic-credentials.js';
-import { RateLimited } from '../lib/errors.js';
+import { ApiError, RateLimited } from '../lib/errors.js';
 import { bearerTokenHash } from './bearer-auth.js';
 import {
   type CounterStore,
@@ -9,13 +8,27 @@ import {
   RedisCounterStore,
   type WindowCount,
 } from './counter-stores.js';
+import { accountKey, namedClientId, publicClientKey } from './rate-limit-keys.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * With `rateLimit: 'signin'`: the route's success is costly work too (an account, a password
+     * hash, a mail), so every request counts under the per-IP sign-in limit, not only refusals.
+     */
+    costly?: boolean;
+    /** A static file (cheap, cached, immutable): counted under no per-IP limit. */
+    staticAsset?: boolean;
+  }
+}
 
 const MINUTE_MS = 60_000;
 
 /**
  * One limit: a name (the key's namespace), a maximum per minute, and what it counts by. A `peek`
  * limit is only read here, and counted later by what the request turns out to be (a failed
- * authentication, an authenticated client): a request is refused when one more would pass it.
+ * authentication, a refused form, an authenticated client): a request is refused when one more
+ * would pass it.
  */
 interface Limit {
   name: string;
@@ -24,36 +37,39 @@ interface Limit {
   peek?: boolean;
 }
 
-/** The account a sign-in names: the username of the form or JSON body, bounded before NFKC (which can take a fraction of a second on a megabyte). */
-function accountOf(request: FastifyRequest): string | undefined {
-  const username = (request.body as { username?: unknown } | undefined)?.username;
-  if (typeof username !== 'string' || username.length === 0) return undefined;
-  return username.slice(0, 128).normalize('NFKC').toLowerCase().slice(0, 128);
-}
-
-/** The client a client-authenticated request names: its Basic credentials' id, or `client_id` in the form body. */
-function namedClientId(request: FastifyRequest): string | undefined {
-  const basic = decodeBasicCredentials(request.headers.authorization);
-  if (basic !== undefined) return basic === 'malformed' ? undefined : basic.clientId.slice(0, 200);
-  const posted = (request.body as { client_id?: unknown } | undefined)?.client_id;
-  return typeof posted === 'string' ? posted.slice(0, 200) : undefined;
+/** A client that authenticated in this request, and whether it is public (no secret). */
+interface AuthenticatedClient {
+  clientId: string;
+  isPublic: boolean;
 }
 
 /** Clients that authenticated in this request (set by the routes that authenticate them). */
-const authenticatedClients = new WeakMap<FastifyRequest, string>();
+const authenticatedClients = new WeakMap<FastifyRequest, AuthenticatedClient>();
 
-/** Marks the request's client authenticated: only then does it count against that client's limit. */
-export function countAuthenticatedClient(request: FastifyRequest, clientId: string): void {
-  authenticatedClients.set(request, clientId);
+/** Requests answered `invalid_grant`: counted per IP when their client is public. */
+const refusedGrants = new WeakSet<FastifyRequest>();
+
+/**
+ * Marks the request's client authenticated: only then does it count against that client's limit,
+ * per client, or for a public client (which proves nothing but its public id) per client and IP.
+ */
+export function countAuthenticatedClient(request: FastifyRequest, client: AuthenticatedClient): void {
+  authenticatedClients.set(request, { clientId: client.clientId, isPublic: client.isPublic });
 }
+
+/** A refusal of a form: a wrong password or code, a failed passkey, a stale form (not a 429). */
+const refused = (status: number) => status >= 400 && status < 500 && status !== 429;
 
 /**
  * Rate limits per minute by the route's declarations (README "Rate limits"; `0` turns one off),
  * in memory or, with REDIS_URL, shared by every instance:
- * - every route, per IP (public); `rateLimit: 'signin'` (form POSTs, mobile verify), per IP too
- *  , and `checksPassword`, per account named in the body;
- * - `auth: 'client'`, per client once it authenticated (so nobody spends another's limit with
- *   its public id); `auth: 'bearer'`, per token; both, the 401s per IP (secret guessing).
+ * - every route per IP (public), but static files;
+ * - `rateLimit: 'signin'` (form POSTs, mobile verify): per IP, the refused ones (and every one of
+ *   a `costly` route), not page loads or ceremony options; `checksPassword`: per account, counted
+ *   only after the CSRF check (src/http/rate-limit-keys.ts accountKey);
+ * - `auth: 'client'`, per client once it authenticated (a public client per client and IP);
+ *   `auth: 'bearer'`, per token; both, the 401s per IP (secret guessing), and a public client's
+ *   `invalid_grant` answers too (anyone can send them with its public id).
  * Answers carry the tightest limit's RateLimit headers (draft-ietf-httpapi-ratelimit-headers);
  * over it, 429 with Retry-After. In memory the hooks stay synchronous: no promise per request.
  */
@@ -67,8 +83,19 @@ export async function installRateLimits(app: FastifyInstance, config: Config): P
   const byIp = (request: FastifyRequest) => request.ip;
   const publicLimits = limit('public', config.RATE_LIMIT_PUBLIC_PER_MIN, byIp);
   const failedAuth = limit('failed-auth', config.RATE_LIMIT_FAILED_AUTH_PER_MIN, byIp, true);
+  const tokenMax = config.RATE_LIMIT_TOKEN_PER_MIN;
   const clientLimits = [
-    ...limit('client', config.RATE_LIMIT_TOKEN_PER_MIN, namedClientId, true),
+    // Before authentication it is not known whether the client is public: both keys are read.
+    ...limit('client', tokenMax, namedClientId, true),
+    ...limit(
+      'client-ip',
+      tokenMax,
+      (request) => {
+        const clientId = namedClientId(request);
+        return clientId === undefined ? undefined : publicClientKey(clientId, request.ip);
+      },
+      true,
+    ),
     ...failedAuth,
   ];
   const bearerLimits = [
@@ -80,8 +107,24 @@ export async function installRateLimits(app: FastifyInstance, config: Config): P
     ),
     ...failedAuth,
   ];
-  const formLimits = [...publicLimits, ...limit('signin-ip', config.RATE_LIMIT_SIGNIN_PER_MIN, byIp)];
-  const accountLimits = limit('signin-account', config.RATE_LIMIT_SIGNIN_PER_MIN, accountOf);
+  const signinIp = limit('signin-ip', config.RATE_LIMIT_SIGNIN_PER_MIN, byIp, true);
+  const formLimits = [...publicLimits, ...signinIp];
+  const accountLimits = limit('signin-account', config.RATE_LIMIT_ACCOUNT_PER_MIN, accountKey);
+
+  /** The per-account limit, after the page guard (CSRF, session) let the form through. */
+  const countAccount: preHandlerHookHandler = (request, reply, done) => {
+    if (reply.sent) return done();
+    enforce(request, reply, accountLimits, done);
+  };
+  // A stranger must not spend an account's limit with forms that fail the CSRF check: the
+  // account is counted only after it (src/web/page-guards.ts puts its check first on these
+  // routes). A route without a CSRF check (the mobile verify, whose requests anyone can sign with
+  // a key of their own) has no per-account minute limit: its database budget bounds the guesses.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.checksPassword && route.config.csrf && accountLimits.length > 0)
+      route.preHandler = [...[route.preHandler ?? []].flat(), countAccount];
+  });
+
   const all = [publicLimits, clientLimits, bearerLimits, formLimits, accountLimits];
   if (all.every((limits) => limits.length === 0)) return;
 
@@ -149,30 +192,41 @@ export async function installRateLimits(app: FastifyInstance, config: Config): P
   app.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
     // Client routes are counted once their body (which may name the client) is parsed.
-    if (config?.auth === 'client') return done();
+    if (config?.auth === 'client' || config?.staticAsset) return done();
     if (config?.auth === 'bearer') return enforce(request, reply, bearerLimits, done);
     enforce(request, reply, config?.rateLimit === 'signin' ? formLimits : publicLimits, done);
   });
   app.addHook('preValidation', (request, reply, done) => {
-    const config = request.routeOptions.config;
-    if (config?.auth === 'client') return enforce(request, reply, clientLimits, done);
-    if (config?.checksPassword && accountLimits.length > 0)
-      return enforce(request, reply, accountLimits, done);
+    if (request.routeOptions.config?.auth === 'client') return enforce(request, reply, clientLimits, done);
+    done();
+  });
+  app.addHook('onError', (request, _reply, error, done) => {
+    if (error instanceof ApiError && error.error === 'invalid_grant') refusedGrants.add(request);
     done();
   });
 
-  // What a request turned out to be is counted after it is answered: a failed authentication
-  // against its address, an authenticated client against that client.
-  const failedAuthLimit = failedAuth[0];
-  const clientLimit = config.RATE_LIMIT_TOKEN_PER_MIN > 0;
+  // What a request turned out to be is counted after it is answered: a failed authentication or
+  // a public client's refused grant against its address, an authenticated client against that
+  // client, a refused form (or any request of a costly one) against its address.
+  const failedAuthLimit = failedAuth.length > 0;
+  const signinLimit = signinIp.length > 0;
   app.addHook('onResponse', (request, reply, done) => {
-    const auth = request.routeOptions.config?.auth;
-    if (auth !== 'client' && auth !== 'bearer') return done();
+    const config = request.routeOptions.config;
     const counting: Array<ReturnType<CounterStore['hit']>> = [];
-    if (reply.statusCode === 401 && failedAuthLimit)
-      counting.push(store.hit(`failed-auth:${request.ip}`, MINUTE_MS));
-    const client = authenticatedClients.get(request);
-    if (client !== undefined && clientLimit) counting.push(store.hit(`client:${client}`, MINUTE_MS));
+    if (config?.rateLimit === 'signin') {
+      if (signinLimit && (config.costly || refused(reply.statusCode)))
+        counting.push(store.hit(`signin-ip:${request.ip}`, MINUTE_MS));
+    } else if (config?.auth === 'client' || config?.auth === 'bearer') {
+      const client = authenticatedClients.get(request);
+      const failed = reply.statusCode === 401 || (client?.isPublic === true && refusedGrants.has(request));
+      if (failed && failedAuthLimit) counting.push(store.hit(`failed-auth:${request.ip}`, MINUTE_MS));
+      if (client !== undefined && tokenMax > 0)
+        counting.push(
+          client.isPublic
+            ? store.hit(`client-ip:${publicClientKey(client.clientId, request.ip)}`, MINUTE_MS)
+            : store.hit(`client:${client.clientId}`, MINUTE_MS),
+        );
+    }
     // Nothing waits for these; a Redis error was already logged by the store.
     for (const count of counting) if (count instanceof Promise) count.catch(() => undefined);
     done();

@@ -45,3 +45,13 @@ export function rememberBrowser(
     signed: true,
   });
 }
+
+/**
+ * This browser's device cookie, whichever account it names (`<user id>.<nonce hash>`), or undefined
+ * without a genuine one: the per-account minute limit (src/http/rate-limit.ts) gives such a browser
+ * a bucket of its own, which no one without the signed cookie can spend.
+ */
+export function browserDeviceKey(request: FastifyRequest): string | undefined {
+  const device = presented(request);
+  return device ? `${device.userId}.${hashSecret(device.nonce)}` : undefined;
+}

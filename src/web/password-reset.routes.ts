@@ -13,7 +13,6 @@ import {
   resetPassword,
 } from '../modules/accounts/password-reset.service.js';
 import type { MailLocale } from '../modules/mail/mail.service.js';
-import { listPasskeys } from '../modules/passkeys/passkeys.repository.js';
 import { issueCsrfToken } from './csrf.js';
 import { formBody, password, text } from './page-forms.js';
 import { PageError, pageLocale, renderPage } from './pages.js';
@@ -87,6 +86,8 @@ export const passwordResetRoutes: FastifyPluginAsync<Deps> = async (app, deps) =
           'Ask for a password reset link (form POST, CSRF token); the same answer whether an account matches or not',
         csrf: true,
         rateLimit: 'signin',
+        // Each request may send a mail: counted under the address's limit even when it succeeds.
+        costly: true,
         switchBase: () => PASSWORD_FORGOT_PATH,
       },
       schema: { body: forgotBody },
@@ -159,15 +160,7 @@ export const passwordResetRoutes: FastifyPluginAsync<Deps> = async (app, deps) =
         revokeApps,
         ip: request.ip,
       });
-      // The reset signs nobody in: its passkeys are listed, to be removed once signed in, as a
-      // passkey keeps signing in whoever registered it whatever the password.
-      if (result.ok)
-        return renderPage(reply, 'reset-done', {
-          passkeys: (await listPasskeys(db, result.userId)).map(({ name, createdAt }) => ({
-            name,
-            createdAt,
-          })),
-        });
+      if (result.ok) return renderPage(reply, 'reset-done', {});
       if (result.reason === 'link_invalid') throw new PageError(400, 'reset_link_invalid');
       const account = await findPasswordResetAccount(db, ctx, token);
       if (!account) throw new PageError(400, 'reset_link_invalid');

@@ -23,8 +23,14 @@ export const referenceRoutes: FastifyPluginAsync = async (app) => {
     [referenceStylesheet, 'text/css; charset=utf-8', "The API reference page's layout"],
   ] as const;
   for (const [asset, type, description] of assets) {
-    app.get(asset.path, { config: { auth: 'public', description } }, async (request, reply) =>
-      sendStatic(request, reply, asset.load(), { type, cacheControl: 'public, max-age=31536000, immutable' }),
+    app.get(
+      asset.path,
+      { config: { auth: 'public', description, staticAsset: true } },
+      async (request, reply) =>
+        sendStatic(request, reply, asset.load(), {
+          type,
+          cacheControl: 'public, max-age=31536000, immutable',
+        }),
     );
   }
 

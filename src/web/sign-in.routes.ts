@@ -182,6 +182,8 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         description: 'Create an account (form POST, CSRF token), sign in and redirect',
         csrf: true,
         rateLimit: 'signin',
+        // An account, a password hash and a mail: counted under the address's limit even when it succeeds.
+        costly: true,
         switchBase: () => '/signup',
       },
       schema: { body: signUpBody },

@@ -6,6 +6,7 @@ import { createLogger } from '../../src/http/logger.js';
 import { hashSecret } from '../../src/lib/secrets.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
+import { hiddenFields } from '../helpers/browser.js';
 import { testRedisUrl } from '../helpers/database.js';
 import { dpopKey, resourceProof } from '../helpers/dpop.js';
 import { makeClient, makeUser, type TestClient } from '../helpers/factories.js';
@@ -26,6 +27,7 @@ const LIMITS = {
   RATE_LIMIT_TOKEN_PER_MIN: '2',
   RATE_LIMIT_BEARER_PER_MIN: '2',
   RATE_LIMIT_SIGNIN_PER_MIN: '3',
+  RATE_LIMIT_ACCOUNT_PER_MIN: '3',
   RATE_LIMIT_FAILED_AUTH_PER_MIN: '3',
 };
 
@@ -290,10 +292,27 @@ describe('sign-in', () => {
       payload: new URLSearchParams({ username, password: 'not the password', csrf_token: 'x' }).toString(),
     });
 
-  it('is limited per account, whatever the address', async () => {
+  it('is limited per account, whatever the address, once the form passed the CSRF check', async () => {
     const user = await makeUser(t);
-    for (let i = 0; i < 3; i++) expect((await signIn(user.username, newIp())).statusCode).not.toBe(429);
-    expectLimited(await signIn(user.username.toUpperCase(), newIp()), 3, true);
+    // Each from a fresh browser at a fresh address, with its page's CSRF token.
+    const withToken = async (username: string) => {
+      const ip = newIp();
+      const page = await get(t, '/signin', ip);
+      const cookie = page.cookies.map((c) => `${c.name}=${c.value}`).join('; ');
+      return t.app.inject({
+        method: 'POST',
+        url: '/signin',
+        remoteAddress: ip,
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          ...hiddenFields(page.body, '/signin'),
+          username,
+          password: 'not the password',
+        }).toString(),
+      });
+    };
+    for (let i = 0; i < 3; i++) expect((await withToken(user.username)).statusCode).toBe(401);
+    expectLimited(await withToken(user.username.toUpperCase()), 3, true);
   });
 
   it('is limited per address, whatever the account', async () => {
@@ -304,14 +323,14 @@ describe('sign-in', () => {
 });
 
 describe("the mobile app's verify", () => {
-  it('is limited per account, like the sign-in page', async () => {
-    const user = await makeUser(t);
+  it('is limited per address by its refusals; per account, its database budget counts', async () => {
+    const ip = newIp();
     const verify = () =>
       t.app.inject({
         method: 'POST',
         url: '/api/v1/mobile/verify',
-        remoteAddress: newIp(),
-        payload: { client_id: 'pk_any', device_id: 'device-0001', username: user.username, password: 'x' },
+        remoteAddress: ip,
+        payload: { client_id: 'pk_any', device_id: 'device-0001', username: 'someone', password: 'x' },
       });
     for (let i = 0; i < 3; i++) expect((await verify()).statusCode).not.toBe(429);
     expectLimited(await verify(), 3);

@@ -68,7 +68,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     // The client_id presented, on the request's log line, so that a refusal names the client.
     noteRequestLog(request, { client_id: presentedClientId(credentials.clientId) });
     const client = await authenticateClient(deps.db, deps.ctx, credentials, options);
-    countAuthenticatedClient(request, client.clientId);
+    countAuthenticatedClient(request, client);
     return { params, client };
   };
 

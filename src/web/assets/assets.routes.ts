@@ -32,7 +32,13 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
 
   app.get(
     css.path,
-    { config: { auth: 'public', description: 'The stylesheet of the sign-in, consent and account pages' } },
+    {
+      config: {
+        auth: 'public',
+        description: 'The stylesheet of the sign-in, consent and account pages',
+        staticAsset: true,
+      },
+    },
     async (request, reply) =>
       sendStatic(request, reply, css, {
         type: 'text/css; charset=utf-8',
@@ -46,6 +52,7 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
       config: {
         auth: 'public',
         description: "The pages' script: the show-password toggle of password fields",
+        staticAsset: true,
       },
     },
     async (request, reply) =>
@@ -63,11 +70,14 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
     ],
     [passkeyScript(), 'The passkey buttons and autofill of the sign-in and security pages'],
   ] as const) {
-    app.get(asset.path, { config: { auth: 'public', description } }, async (request, reply) =>
-      sendStatic(request, reply, asset, {
-        type: 'text/javascript; charset=utf-8',
-        cacheControl: 'public, max-age=31536000, immutable',
-      }),
+    app.get(
+      asset.path,
+      { config: { auth: 'public', description, staticAsset: true } },
+      async (request, reply) =>
+        sendStatic(request, reply, asset, {
+          type: 'text/javascript; charset=utf-8',
+          cacheControl: 'public, max-age=31536000, immutable',
+        }),
     );
   }
 
@@ -80,6 +90,7 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
         config: {
           auth: 'public',
           description: "The pages' accent colour (BRAND_ACCENT_COLOR), a stylesheet",
+          staticAsset: true,
         },
       },
       async (request, reply) =>
@@ -92,7 +103,13 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
 
   app.get(
     DEFAULT_AVATAR_PATH,
-    { config: { auth: 'public', description: 'The avatar shown for a user who has not set one (PNG)' } },
+    {
+      config: {
+        auth: 'public',
+        description: 'The avatar shown for a user who has not set one (PNG)',
+        staticAsset: true,
+      },
+    },
     async (request, reply) =>
       sendStatic(request, reply, avatar, { type: 'image/png', cacheControl: 'public, max-age=86400' }),
   );

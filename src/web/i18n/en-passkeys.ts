@@ -49,7 +49,10 @@ export interface PasskeyMessages {
   signInOr: string;
   secondFactor: string;
   secondFactorText: string;
-  errors: Record<PasskeyErrorCode, string>;
+  /** `wait`: a 429 `rate_limited`, with `{n}` the seconds of its Retry-After, in the page's plural forms. */
+  errors: Record<PasskeyErrorCode, string> & {
+    wait: Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+  };
   notices: Record<PasskeyNotice, string>;
 }
 
@@ -87,6 +90,10 @@ export const enPasskeys: PasskeyMessages = {
     closed: 'This account can no longer sign in.',
     cancelled: 'The passkey request was cancelled.',
     failed: 'Something went wrong. Please try again.',
+    wait: {
+      one: 'Too many attempts. Please wait {n} second and try again.',
+      other: 'Too many attempts. Please wait {n} seconds and try again.',
+    },
     reauthentication_required: 'Please confirm it is you first: reload this page.',
   },
   notices: {
