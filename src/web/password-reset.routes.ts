@@ -13,6 +13,7 @@ import {
   resetPassword,
 } from '../modules/accounts/password-reset.service.js';
 import type { MailLocale } from '../modules/mail/mail.service.js';
+import { listPasskeys } from '../modules/passkeys/passkeys.repository.js';
 import { issueCsrfToken } from './csrf.js';
 import { formBody, password, text } from './page-forms.js';
 import { PageError, pageLocale, renderPage } from './pages.js';
@@ -160,7 +161,15 @@ export const passwordResetRoutes: FastifyPluginAsync<Deps> = async (app, deps) =
         revokeApps,
         ip: request.ip,
       });
-      if (result.ok) return renderPage(reply, 'reset-done', {});
+      // The reset signs nobody in: its passkeys are listed, to be removed once signed in, as a
+      // passkey keeps signing in whoever registered it whatever the password.
+      if (result.ok)
+        return renderPage(reply, 'reset-done', {
+          passkeys: (await listPasskeys(db, result.userId)).map(({ name, createdAt }) => ({
+            name,
+            createdAt,
+          })),
+        });
       if (result.reason === 'link_invalid') throw new PageError(400, 'reset_link_invalid');
       const account = await findPasswordResetAccount(db, ctx, token);
       if (!account) throw new PageError(400, 'reset_link_invalid');

@@ -286,12 +286,13 @@ describe('/account/password', () => {
       password_confirm: NEW_PASSWORD,
     });
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe('/account?notice=password_changed');
+    // Both boxes unticked here (a form posted without them): the confirmation says nothing of them.
+    expect(res.headers.location).toBe('/account/password/changed?devices=0&apps=0');
 
     // This browser stays signed in; the other one is sent to sign in.
-    const account = await here.get('/account?notice=password_changed');
+    const account = await here.get(res.headers.location as string);
     expectHtmlPage(account, 200);
-    expect(account.body).toContain('Your password is changed.');
+    expect(account.body).toContain('Your password is changed');
     const gone = await elsewhere.get('/account');
     expect(gone.statusCode).toBe(302);
     expect(gone.headers.location).toBe('/signin?return_to=/account');
@@ -309,7 +310,15 @@ describe('/account/password', () => {
         actor: `user:${user.id}`,
         action: 'password_changed',
         subject: `user:${user.id}`,
-        details: { via: 'account page', other_sessions_ended: 1 },
+        details: {
+          via: 'account page',
+          other_sessions_ended: 1,
+          session_rotated: true,
+          devices_signed_out: 0,
+          apps_revoked: false,
+          grants_revoked: 0,
+          reset_links_ended: 0,
+        },
       },
     ]);
   });
