@@ -224,22 +224,3 @@ export async function renewSessionId(
     .executeTakeFirst();
   return row?.sid;
 }
-
-/**
- * Gives a live session a new id: the row keeps its `sid`, user, times and everything recorded on
- * it, and is found only by `newIdHash` from now on. Answers its `sid`, or undefined when no live
- * session has `idHash` (it ended meanwhile).
- */
-export async function renewSessionId(
-  db: Kysely<Database>,
-  input: { idHash: string; newIdHash: string; now: Date },
-): Promise<string | undefined> {
-  const row = await db
-    .updateTable('browser_sessions')
-    .set({ id_hash: input.newIdHash })
-    .where('id_hash', '=', input.idHash)
-    .where('expires_at', '>', input.now)
-    .returning('sid')
-    .executeTakeFirst();
-  return row?.sid;
-}
