@@ -112,8 +112,18 @@ export const mfaRequiredResponseSchema = z.object({
 });
 export type MfaRequiredResponse = z.infer<typeof mfaRequiredResponseSchema>;
 
-/** Any 403 of verify: the second step above, or `access_denied` for a client that is not the official app. */
-export const verifyForbiddenResponseSchema = z.union([
-  mfaRequiredResponseSchema,
-  z.object({ ok: z.literal(false), error: z.string(), error_description: z.string() }),
-]);
+/**
+ * Any 403 of verify: `mfa_required` with the second step's fields (above), or `access_denied` for
+ * a client that is not the official app. One object, so that the API reference lists the fields.
+ */
+export const verifyForbiddenResponseSchema = z.object({
+  ok: z.literal(false),
+  error: z.string().describe('mfa_required (or access_denied: not the official app)'),
+  error_description: z.string(),
+  mfa_token: z.string().optional().describe('mfa_required: the second step, 300 s, this device and key only'),
+  methods: z
+    .array(z.enum(['totp', 'recovery_code']))
+    .optional()
+    .describe('mfa_required: what the account can answer with; [] for passkeys only'),
+  expires_in: z.number().int().optional().describe('mfa_required: seconds the mfa_token lives'),
+});
