@@ -3,6 +3,7 @@ import type { SigningAlgorithm } from '../lib/signing-algorithms.js';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { ClientProtocolColumns } from './schema-clients.js';
 import type { DpopProofsTable } from './schema-dpop.js';
+import type { MobilePendingSignInsTable, SecondFactorFailuresTable } from './schema-lockout.js';
 import type { BackchannelLogoutsTable } from './schema-logout.js';
 import type {
   EmailVerificationsTable,
@@ -10,7 +11,6 @@ import type {
   MailRecipientSendsTable,
   PasswordResetsTable,
 } from './schema-mail.js';
-import type { MobilePendingSignInsTable, SecondFactorFailuresTable } from './schema-lockout.js';
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
 import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schema-par.js';
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';

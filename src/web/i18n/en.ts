@@ -5,9 +5,9 @@ import { enAccountData } from './en-account-data.js';
 import { enAccountSafety } from './en-account-safety.js';
 import { enEntry } from './en-entry.js';
 import { enLogout } from './en-logout.js';
-import { enReauth } from './en-reauth.js';
 import { enPasskeys } from './en-passkeys.js';
 import { enPasswordReset } from './en-password-reset.js';
+import { enReauth } from './en-reauth.js';
 import { enSecurity } from './en-security.js';
 import type { LocaleDefinition } from './messages.js';
 
@@ -262,12 +262,12 @@ export const en: LocaleDefinition = {
       toAccount: 'Go to your account',
     },
     passwordReset: enPasswordReset,
-    accountSafety: enAccountSafety,
     passkeys: enPasskeys,
     emailPage: emailPageEn,
     security: enSecurity,
     logout: enLogout,
     reauth: enReauth,
+    accountSafety: enAccountSafety,
     entry: enEntry,
   },
 };

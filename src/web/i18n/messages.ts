@@ -270,8 +270,6 @@ export interface Messages {
   };
   /** `/account/email`: the address, its state, a pending change, and the forms. */
   emailPage: EmailPageTexts;
-  /** What a new password ends (the password form, its confirmation, passkeys) and the e-mail confirmation's naming of the account. */
-  accountSafety: AccountSafetyTexts;
   /** `/account/security` and `/signin/second-factor`. */
   security: SecurityTexts;
   passkeys: PasskeyMessages;
@@ -279,6 +277,8 @@ export interface Messages {
   logout: LogoutTexts;
   /** `/account/reauthenticate`: a fresh proof before changing how the account signs in. */
   reauth: ReauthTexts;
+  /** What a new password ends (the password form, its confirmation, passkeys) and the e-mail confirmation's naming of the account. */
+  accountSafety: AccountSafetyTexts;
   /** The landing page (`/`), and the app named on the sign-in and consent pages. */
   entry: EntryTexts;
 }

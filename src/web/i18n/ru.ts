@@ -5,9 +5,9 @@ import { ruAccountData } from './ru-account-data.js';
 import { ruAccountSafety } from './ru-account-safety.js';
 import { ruEntry } from './ru-entry.js';
 import { ruLogout } from './ru-logout.js';
-import { ruReauth } from './ru-reauth.js';
 import { ruPasskeys } from './ru-passkeys.js';
 import { ruPasswordReset } from './ru-password-reset.js';
+import { ruReauth } from './ru-reauth.js';
 import { ruSecurity } from './ru-security.js';
 
 export const ru: LocaleDefinition = {
@@ -287,12 +287,12 @@ export const ru: LocaleDefinition = {
       toAccount: 'Перейти в аккаунт',
     },
     passwordReset: ruPasswordReset,
-    accountSafety: ruAccountSafety,
     passkeys: ruPasskeys,
     emailPage: emailPageRu,
     security: ruSecurity,
     logout: ruLogout,
     reauth: ruReauth,
+    accountSafety: ruAccountSafety,
     entry: ruEntry,
   },
 };
