@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { brandSettings, mailbox } from './config-brand.js';
+import { rateLimitSettings } from './config-rate-limits.js';
 
 /**
  * Every setting, read once from the environment. Each description is the source of
@@ -13,8 +14,6 @@ const integer = (min: number, max: number) =>
     .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
-
-const perMinute = (fallback: number) => integer(0, 1_000_000).default(fallback);
 
 const httpUrl = z
   .string()
@@ -204,22 +203,7 @@ export const settings = {
     .describe(
       'How long a client has to send a whole request, headers and body; a slower one gets `408` and its connection is closed (within a second more), so slow senders cannot hold a server reached without a proxy.',
     ),
-  RATE_LIMIT_PUBLIC_PER_MIN: perMinute(600).describe(
-    'Per client IP on pages, public routes and 404s (static files are not counted); `0` turns it off. A sign-in through a site costs about 6; size it for the sign-ins a minute of everyone behind one address (docs/operating.md "Going to production").',
-  ),
-  RATE_LIMIT_TOKEN_PER_MIN: perMinute(600).describe(
-    'Per authenticated client at the token, revocation, introspection and PAR endpoints, and for a public client (which proves only its public `client_id`) per client and IP; `0` turns it off.',
-  ),
-  RATE_LIMIT_SIGNIN_PER_MIN: perMinute(60).describe(
-    "Per IP: refused form POSTs (a wrong password or code, a failed passkey, a stale form) and mobile verifies, and every sign-up and password-reset request; past it, that IP's forms are refused until the window ends; page loads and passkey options are not counted; `0` turns it off.",
-  ),
-  RATE_LIMIT_ACCOUNT_PER_MIN: perMinute(10).describe(
-    "Per account: password checks at sign-in (after the CSRF check; a browser holding the account's device cookie has its own count) and in the signed-in account's forms; `0` turns it off.",
-  ),
-  RATE_LIMIT_FAILED_AUTH_PER_MIN: perMinute(100).describe(
-    "Per IP: failed client authentications (401 invalid_client), public clients' refused grants (400 invalid_grant) and 401s on bearer routes; past it, that IP is refused on those routes until the window ends; `0` turns it off.",
-  ),
-  RATE_LIMIT_BEARER_PER_MIN: perMinute(1200).describe('Per access token; `0` turns it off.'),
+  ...rateLimitSettings,
   ...brandSettings,
 } as const;
 
