@@ -24,7 +24,7 @@ import { type AuthorizationRequest, AuthorizeRedirectError } from '../modules/oa
 import type { Scope } from '../modules/oauth/scopes.js';
 import { issueCsrfToken } from './csrf.js';
 import { PageError, renderPage } from './pages.js';
-import { appImageOrigins, appOf } from './requesting-app.js';
+import { appFormTargets, appImageOrigins, appOf } from './requesting-app.js';
 import { loadSession } from './session.js';
 
 /** The second step of sign-in for a pending request (or the enrolment of a first factor). */
@@ -115,7 +115,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session.idHash));
     const user = await findUserById(db, session.userId);
     if (!user) throw new Error('the signed-in user no longer exists');
-    const app = appOf(authz.client);
+    const app = appOf(authz.client, authz.redirectUri);
     return renderPage(
       reply,
       'consent',
@@ -129,8 +129,9 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         walletRequested: authz.scopes.includes('wallet'),
       },
       // Switching the language shows this request's page again, rather than starting a new one.
-      // The app's logo host is admitted to this page's img-src, and only to it.
-      { switchBase: resumeUrl(id), imageOrigins: appImageOrigins(app) },
+      // The app's logo host is admitted to this page's img-src, and its redirect_uri (where the
+      // decision's 303 goes) to its form-action, and only to this page's.
+      { switchBase: resumeUrl(id), imageOrigins: appImageOrigins(app), formTargets: appFormTargets(app) },
     );
   };
 

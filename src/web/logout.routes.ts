@@ -134,7 +134,11 @@ export const logoutRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         client: client ? { name: client.name, siteUrl: client.siteUrl } : null,
         username: user.username,
       },
-      { switchBase: resumeUrl(sealed) },
+      // Either answer of the form is redirected to the site's post_logout_redirect_uri (CSP form-action).
+      {
+        switchBase: resumeUrl(sealed),
+        formTargets: logout.postLogoutRedirectUri ? [logout.postLogoutRedirectUri] : [],
+      },
     );
   };
 

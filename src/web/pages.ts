@@ -110,6 +110,12 @@ export interface PageOptions {
   switchBase?: string;
   /** Origins the page shows images from besides its own (the CSP's img-src): a user's avatar host. */
   imageOrigins?: readonly string[];
+  /**
+   * Redirect URIs the page's forms may end at besides this origin (the CSP's form-action, which
+   * also governs the redirects after a POST): the redirect_uri of the app whose request the page
+   * is part of.
+   */
+  formTargets?: readonly string[];
 }
 
 interface Rendering {
@@ -188,7 +194,10 @@ export function renderPage(
   options: PageOptions = {},
 ): FastifyReply {
   const rendering = prepare(reply, template, options);
-  setPageHeaders(reply, rendering.locale, withBrandOrigin(reply, options.imageOrigins));
+  setPageHeaders(reply, rendering.locale, {
+    images: withBrandOrigin(reply, options.imageOrigins),
+    forms: options.formTargets ?? [],
+  });
   render(reply, template, data, rendering).then(
     (html) => reply.send(html),
     (error: unknown) => reply.send(error),
@@ -222,7 +231,7 @@ export function renderErrorPage(
 ): FastifyReply {
   reply.code(status);
   const rendering = prepare(reply, 'error', options);
-  setPageHeaders(reply, rendering.locale, withBrandOrigin(reply));
+  setPageHeaders(reply, rendering.locale, { images: withBrandOrigin(reply) });
   const { t, locale } = rendering;
   const { title, message } = t.errors[kind];
   const retry =

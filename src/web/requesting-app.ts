@@ -6,10 +6,15 @@ import { restorePendingRequest } from '../modules/oauth/authorize/pending.servic
 export interface RequestingApp {
   name: string;
   logo: { src: string; origin: string } | null;
+  /** The request's redirect_uri: where the page's form may end (the CSP's form-action). */
+  redirectUri: string | null;
 }
 
 /** The app as a page shows it; a logo that is not a valid http(s) URL (it was checked when registered) is left out. */
-export function appOf(client: Pick<Client, 'name' | 'logoUri'>): RequestingApp {
+export function appOf(
+  client: Pick<Client, 'name' | 'logoUri'>,
+  redirectUri: string | null = null,
+): RequestingApp {
   let logo: RequestingApp['logo'] = null;
   if (client.logoUri) {
     try {
@@ -19,7 +24,7 @@ export function appOf(client: Pick<Client, 'name' | 'logoUri'>): RequestingApp {
       logo = null;
     }
   }
-  return { name: client.name, logo };
+  return { name: client.name, logo, redirectUri };
 }
 
 /**
@@ -32,10 +37,18 @@ export async function requestingApp(
 ): Promise<RequestingApp | null> {
   if (!requestId) return null;
   const restored = await restorePendingRequest(deps.db, deps.ctx, requestId);
-  return restored ? appOf(restored.request.client) : null;
+  return restored ? appOf(restored.request.client, restored.request.redirectUri) : null;
 }
 
 /** The CSP img-src origins a page showing this app needs. */
 export function appImageOrigins(app: RequestingApp | null): string[] {
   return app?.logo ? [app.logo.origin] : [];
+}
+
+/**
+ * The CSP form-action targets of a page of this app's request: its redirect_uri, where a sign-in
+ * that resumes the request (consent remembered) or the consent form's answer is redirected.
+ */
+export function appFormTargets(app: RequestingApp | null): string[] {
+  return app?.redirectUri ? [app.redirectUri] : [];
 }

@@ -23,6 +23,7 @@ import {
 import { pageLocale, renderPage } from './pages.js';
 import { passkeySignInData } from './passkeys-section.js';
 import { clearPendingSignInCookie, presentedPendingSignIn } from './pending-sign-in-cookie.js';
+import { appFormTargets, requestingApp } from './requesting-app.js';
 import { type BrowserSession, loadSession, upgradeSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
 
@@ -49,12 +50,14 @@ async function stepOwner(
   return session ? { userId: session.userId, pending: null, session } : null;
 }
 
-function renderStep(
+async function renderStep(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: Deps,
   page: { flow: Flow; factors: { totp: boolean; passkey: boolean }; wrong?: boolean },
-): FastifyReply {
+): Promise<FastifyReply> {
+  // A step that resumes a request whose consent is remembered is redirected on to the app.
+  const app = await requestingApp(deps, page.flow.requestId);
   return renderPage(
     reply.code(page.wrong ? 401 : 200),
     'second-factor',
@@ -68,7 +71,7 @@ function renderStep(
       returnTo: page.flow.returnTo,
       signinHref: `/signin${flowQueryString(page.flow)}`,
     },
-    { switchBase: `${STEP_PATH}${flowQueryString(page.flow)}` },
+    { switchBase: `${STEP_PATH}${flowQueryString(page.flow)}`, formTargets: appFormTargets(app) },
   );
 }
 

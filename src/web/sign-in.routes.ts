@@ -25,7 +25,7 @@ import {
 import { pageLocale, renderPage } from './pages.js';
 import { passkeySignInData } from './passkeys-section.js';
 import { setPendingSignInCookie } from './pending-sign-in-cookie.js';
-import { appImageOrigins, requestingApp } from './requesting-app.js';
+import { appFormTargets, appImageOrigins, requestingApp } from './requesting-app.js';
 import { endSession, startSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
 
@@ -57,7 +57,12 @@ async function renderSignIn(
       passkeySignIn: passkeySignInData(),
       app,
     },
-    { switchBase: `/signin${flowQueryString(page.flow)}`, imageOrigins: appImageOrigins(app) },
+    {
+      switchBase: `/signin${flowQueryString(page.flow)}`,
+      imageOrigins: appImageOrigins(app),
+      // A sign-in resuming a request whose consent is remembered is redirected on to the app.
+      formTargets: appFormTargets(app),
+    },
   );
 }
 

@@ -484,6 +484,38 @@ describe.skipIf(skipBrowserTests)(
       expect(denied.searchParams.get('error')).toBe('access_denied');
     });
 
+    it("5b. Logout: the confirmation page's form leads to the site's post_logout_redirect_uri (its origin in form-action)", async () => {
+      const created = await idp([
+        'clients',
+        'create',
+        '--name',
+        'E2E Logout',
+        '--site-url',
+        callback.origin,
+        '--redirect-uri',
+        callback.redirectUri,
+        '--post-logout-redirect-uri',
+        callback.redirectUri,
+      ]);
+      const state = 'signed-out-5b';
+      const end = new URL(`${issuer}/api/v1/oauth/logout`);
+      end.search = new URLSearchParams({
+        client_id: created.client_id as string,
+        post_logout_redirect_uri: callback.redirectUri,
+        state,
+      }).toString();
+      // No id_token_hint: the user confirms on the page, whose POST is answered with a 303 to the site.
+      const confirmation = await page.goto(end.href);
+      expect(confirmation?.headers()['content-security-policy']).toContain(
+        `form-action 'self' ${callback.origin};`,
+      );
+      const arrived = callback.waitFor(state);
+      arrived.catch(() => undefined);
+      await page.locator('button[name="decision"][value="signout"]').click();
+      expect((await arrived).searchParams.get('state')).toBe(state);
+      await page.waitForURL((current) => current.origin === callback.origin);
+    });
+
     it('6. The pages made no request off 127.0.0.1, and logged no console error', () => {
       expect(log.documents.length).toBeGreaterThan(0); // the steps above ran in this page
       const origins = new Set(log.requests.map((url) => new URL(url).origin));

@@ -23,6 +23,8 @@ function expectPageHeaders(res: LightMyRequestResponse, name: string): void {
   const csp = String(res.headers['content-security-policy']);
   expect(csp, name).toContain("default-src 'none'");
   expect(csp, name).toContain("frame-ancestors 'none'");
+  // Forms post only here (and, on an app's request pages, to its redirect_uri: test/web/csp-form-action.test.ts).
+  expect(csp, name).toMatch(/(^|; )form-action 'self'( [^;]+)?(;|$)/);
   expect(csp, name).not.toMatch(/unsafe-inline|unsafe-eval|script-src [^;]*\*/);
   expect(res.headers['x-frame-options'], name).toBe('DENY');
   expect(res.headers['referrer-policy'], name).toBe('no-referrer');
