@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { brandSettings, mailbox } from './config-brand.js';
-import { rateLimitSettings } from './config-rate-limits.js';
+import { accountLimit, rateLimitSettings } from './config-rate-limits.js';
 
 /**
  * Every setting, read once from the environment. Each description is the source of
@@ -212,8 +212,9 @@ const schema = z.object(settings);
 type Parsed = z.output<typeof schema>;
 
 export type Config = Readonly<
-  Omit<Parsed, 'PUBLIC_URL' | 'COOKIE_SECRET' | 'MAIL_FROM'> & {
+  Omit<Parsed, 'PUBLIC_URL' | 'COOKIE_SECRET' | 'MAIL_FROM' | 'RATE_LIMIT_ACCOUNT_PER_MIN'> & {
     PUBLIC_URL: string;
+    RATE_LIMIT_ACCOUNT_PER_MIN: number;
     COOKIE_SECRET: string;
     MAIL_FROM: string;
     /** True when COOKIE_SECRET was not set and the development default is in use. */
@@ -265,6 +266,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return Object.freeze({
     ...parsed,
     PUBLIC_URL: publicUrl,
+    RATE_LIMIT_ACCOUNT_PER_MIN: accountLimit(parsed, env),
     COOKIE_SECRET: parsed.COOKIE_SECRET ?? DEVELOPMENT_COOKIE_SECRET,
     MAIL_FROM: parsed.MAIL_FROM ?? mailbox(parsed.BRAND_NAME, `no-reply@${new URL(publicUrl).hostname}`),
     cookieSecretIsDefault: !parsed.COOKIE_SECRET,

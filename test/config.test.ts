@@ -12,7 +12,7 @@ describe('loadConfig', () => {
       PUBLIC_URL: 'http://localhost:3000',
       DATA_DIR: path.resolve('./data'),
       TRUST_PROXY: false,
-      RATE_LIMIT_PUBLIC_PER_MIN: 600,
+      RATE_LIMIT_PUBLIC_PER_MIN: 300,
       RATE_LIMIT_TOKEN_PER_MIN: 600,
       RATE_LIMIT_SIGNIN_PER_MIN: 60,
       RATE_LIMIT_ACCOUNT_PER_MIN: 10,
@@ -76,6 +76,16 @@ describe('loadConfig', () => {
       cookieSecretIsDefault: false,
     });
     expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+  });
+
+  it('limits an account by RATE_LIMIT_SIGNIN_PER_MIN when only that is set, as before the per-IP count was split off', () => {
+    expect(loadConfig({ RATE_LIMIT_SIGNIN_PER_MIN: '6' }).RATE_LIMIT_ACCOUNT_PER_MIN).toBe(6);
+    // `0` still turns every sign-in limit off.
+    expect(loadConfig({ RATE_LIMIT_SIGNIN_PER_MIN: '0' }).RATE_LIMIT_ACCOUNT_PER_MIN).toBe(0);
+    expect(
+      loadConfig({ RATE_LIMIT_SIGNIN_PER_MIN: '0', RATE_LIMIT_ACCOUNT_PER_MIN: '4' }).RATE_LIMIT_ACCOUNT_PER_MIN,
+    ).toBe(4);
+    expect(loadConfig({}).RATE_LIMIT_ACCOUNT_PER_MIN).toBe(10);
   });
 
   it('refuses PORT=0 without PUBLIC_URL: the issuer cannot come from a port not yet chosen', () => {
