@@ -6,9 +6,7 @@ import { hashPassword, type PasswordProblem, passwordProblem } from '../../lib/p
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { enqueueMail, MAIL_LIMIT_PER_HOUR, type MailLocale } from '../mail/mail.service.js';
-import { signOutDevicesOfUser } from '../mobile/devices.service.js';
-import { endAccess } from '../oauth/access.service.js';
-import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
+import { endAccountAccess } from './account-access.service.js';
 import {
   clearSignInAttempts,
   findPasswordResetRecipients,
@@ -214,25 +212,6 @@ export async function findPasswordResetAccount(
   return user && !user.deletedAt && !user.disabledAt && sentToCurrentAddress(link, user)
     ? { username: user.username }
     : undefined;
-}
-
-/**
- * What a new password ends besides browser sessions, on the caller's transaction; the reset and
- * the password change (`/account/password`) both call it, so both end the same things: every
- * device of the mobile app (`devices`) and every app's access, whose consent is forgotten so each
- * app must be allowed again (`apps`).
- */
-export async function endAccountAccess(
-  trx: Kysely<Database>,
-  input: { userId: number; at: Date; devices: boolean; apps: boolean },
-): Promise<{ devicesSignedOut: number; grantsRevoked: number }> {
-  const devicesSignedOut = input.devices ? await signOutDevicesOfUser(trx, input.userId, input.at) : 0;
-  let grantsRevoked = 0;
-  if (input.apps) {
-    grantsRevoked = (await endAccess(trx, { userId: input.userId }, input.at)).grantsRevoked;
-    await deleteConsentsOfUser(trx, input.userId);
-  }
-  return { devicesSignedOut, grantsRevoked };
 }
 
 /** The fields of the reset form. */

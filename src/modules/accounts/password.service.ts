@@ -3,9 +3,9 @@ import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { hashPassword, type PasswordProblem, passwordProblem } from '../../lib/password.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import { endAccountAccess } from './account-access.service.js';
 import { updateUser } from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
-import { endAccountAccess } from './password-reset.service.js';
 import { endPendingPasswordResets } from './password-resets.repository.js';
 import { endBrowserSessions } from './session-end.service.js';
 
