@@ -27,9 +27,11 @@ export const rateLimitSettings = {
   ),
   // No default here: unset, it follows an explicit RATE_LIMIT_SIGNIN_PER_MIN (which limited both
   // before the per-IP count was sized for a campus), else 10 (src/config.ts).
-  RATE_LIMIT_ACCOUNT_PER_MIN: count().optional().describe(
-    "Per account: password checks at sign-in (after the CSRF check; a browser holding the account's device cookie has its own count) and in the signed-in account's forms; unset, it is `RATE_LIMIT_SIGNIN_PER_MIN` when that is set, otherwise 10; `0` turns it off.",
-  ),
+  RATE_LIMIT_ACCOUNT_PER_MIN: count()
+    .optional()
+    .describe(
+      "Per account: password checks at sign-in (after the CSRF check; a browser holding the account's device cookie has its own count) and in the signed-in account's forms; unset, it is `RATE_LIMIT_SIGNIN_PER_MIN` when that is set, otherwise 10; `0` turns it off.",
+    ),
   RATE_LIMIT_FAILED_AUTH_PER_MIN: perMinute(100).describe(
     "Per IP: failed client authentications (401 invalid_client), public clients' refused grants (400 invalid_grant) and 401s on bearer routes; past it, that IP is refused on those routes until the window ends; `0` turns it off.",
   ),

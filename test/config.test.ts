@@ -83,7 +83,8 @@ describe('loadConfig', () => {
     // `0` still turns every sign-in limit off.
     expect(loadConfig({ RATE_LIMIT_SIGNIN_PER_MIN: '0' }).RATE_LIMIT_ACCOUNT_PER_MIN).toBe(0);
     expect(
-      loadConfig({ RATE_LIMIT_SIGNIN_PER_MIN: '0', RATE_LIMIT_ACCOUNT_PER_MIN: '4' }).RATE_LIMIT_ACCOUNT_PER_MIN,
+      loadConfig({ RATE_LIMIT_SIGNIN_PER_MIN: '0', RATE_LIMIT_ACCOUNT_PER_MIN: '4' })
+        .RATE_LIMIT_ACCOUNT_PER_MIN,
     ).toBe(4);
     expect(loadConfig({}).RATE_LIMIT_ACCOUNT_PER_MIN).toBe(10);
   });
