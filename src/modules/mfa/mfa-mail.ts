@@ -86,7 +86,7 @@ const TEXTS: Record<MfaNotice, Record<MailLocale, LinkMailTexts>> = {
 
 /**
  * Queues the notice of a change to the user's second factors, on the transaction of the change
- * (the outbox), when the account has an e-mail address. A notice over the hourly
+ * (the outbox), when the account has a confirmed e-mail address. A notice over the hourly
  * limit of its kind is not queued; the change stands all the same.
  */
 export async function enqueueMfaNotice(
@@ -95,9 +95,9 @@ export async function enqueueMfaNotice(
   input: { userId: number; notice: MfaNotice; locale: MailLocale },
 ): Promise<void> {
   const user = await findUserById(trx, input.userId);
-  if (!user?.email) return;
-  // A warning that someone knows the password goes only to an address the owner confirmed.
-  if (input.notice === 'second_factor_failures' && !user.emailVerified) return;
+  // Only to an address the owner confirmed: an unconfirmed one may be anyone's (anyone can type it
+  // at sign-up), and these notices say how the account is protected.
+  if (!user?.email || !user.emailVerified) return;
   const message = linkMail(input.notice, TEXTS[input.notice], {
     to: user.email,
     username: user.username,
