@@ -12,6 +12,10 @@ import { basic, exchangeCode } from '../helpers/http.js';
  * parameters, with and without valid credentials. Whatever comes in, the answer is never a 5xx;
  * an error is in the contract's shape (JSON routes) or the error page (browser routes); OAuth error
  * texts stay within the characters RFC 6749 §5.2 allows; and the service is healthy afterwards.
+ * The browser routes of a signed-in user (account, security, passkeys, logout, PAR, and whatever
+ * the catalogue adds) are favoured, and half of the generated requests carry the session of a
+ * signed-in browser, kept alive: a request that ends or changes it (a sign-out, a new session id) is
+ * followed by a fresh sign-in, so later requests still reach past the session and CSRF checks.
  *
  * FUZZ_SEED=<n> replays a run (the seed is printed first); FUZZ_RUNS=<n> changes its length.
  */
@@ -41,13 +45,46 @@ interface Credentials {
   accessToken: string;
   walletToken: string;
   refreshToken: string;
+  idToken: string;
+  /** The signed-in browser's cookies (session and CSRF) and the CSRF token of its forms. */
   cookie: string;
   csrfToken: string;
+  /** Who that browser is signed in as (a baseline may send the password to re-authenticate). */
+  username: string;
+  password: string;
+}
+
+/**
+ * The route families a signed-in browser uses, which the run must reach with a live session and a
+ * valid CSRF token and without one; a route of the catalogue in none of them is still walked.
+ */
+const SESSION_FAMILIES: ReadonlyArray<readonly [string, (path: string) => boolean]> = [
+  ['security', (path) => path.startsWith('/account/security')],
+  ['passkeys', (path) => path.startsWith('/account/passkeys') || path.startsWith('/signin/passkey')],
+  ['account', (path) => path.startsWith('/account')],
+  ['logout', (path) => path.startsWith('/api/v1/oauth/logout') || path === '/signout'],
+  ['par', (path) => path === '/api/v1/oauth/par'],
+];
+
+/** Other routes a signed-in browser reaches, favoured as the families are. */
+const SESSION_ROUTES = ['/signin', '/signin/second-factor', '/api/v1/oauth/authorize/decision'];
+
+function familyOf(path: string): string | undefined {
+  return SESSION_FAMILIES.find(([, matches]) => matches(path))?.[0];
 }
 
 let t: TestApp;
 let routes: CatalogueRoute[];
 let credentials: Credentials;
+/** The signed-in browser's cookies, as a browser keeps them from the answers it gets. */
+let jar = new Map<string, string>();
+/** Set when a request may have ended or changed the session: it is checked before the next use. */
+let sessionDirty = false;
+/** How often the run signed in again because a generated request ended the session. */
+let freshSignIns = 0;
+
+/** The credentials client's registered return address after logout (RP-Initiated Logout §2). */
+const POST_LOGOUT_REDIRECT_URI = 'https://site.example/signed-out';
 
 /** Parameter names of every route, so generated requests reach past "missing parameter" checks. */
 const PARAMETER_NAMES = [
@@ -135,6 +172,7 @@ const hostile = fc.constantFrom(
   '$redirect_uri',
   '$access_token',
   '$refresh_token',
+  '$id_token',
   'device-12345678',
 );
 
@@ -348,6 +386,35 @@ const BASELINES: Record<
       ['decision', 'allow'],
     ],
   },
+  'GET /api/v1/oauth/logout': {
+    query: [
+      ['client_id', '$client_id'],
+      ['id_token_hint', '$id_token'],
+      ['post_logout_redirect_uri', '$post_logout_redirect_uri'],
+      ['state', 'bye'],
+    ],
+  },
+  'POST /api/v1/oauth/logout': {
+    form: [
+      ['client_id', '$client_id'],
+      ['post_logout_redirect_uri', '$post_logout_redirect_uri'],
+    ],
+  },
+  'POST /api/v1/oauth/logout/confirm': { form: [['decision', 'signout']] },
+  'POST /signout': { form: [] },
+  // The signed-in user's own password ($password, never generated): a re-authenticated session
+  // reaches past the pages' re-authentication check to the forms that change how it signs in.
+  'POST /account/reauthenticate': { form: [['password', '$password']] },
+  'POST /api/v1/mobile/verify/second-factor': {
+    json: {
+      client_id: '$mobile_client_id',
+      device_id: 'device-12345678',
+      mfa_token: 'mfa_x',
+      code: '123456',
+      challenge: 'c',
+      signature: 's',
+    },
+  },
 };
 
 /** The baseline's pairs, changed by the generated ones: a generated name replaces the baseline's, or is sent as well. */
@@ -379,7 +446,8 @@ interface GeneratedRequest {
   withCsrf: boolean;
 }
 
-function generatedRequest(routeCount: number): fc.Arbitrary<GeneratedRequest> {
+/** `favoured`: the indexes of the signed-in browser's routes, picked as often again as the others. */
+function generatedRequest(routeCount: number, favoured: readonly number[]): fc.Arbitrary<GeneratedRequest> {
   return fc.record({
     badPathTail: fc.oneof(
       { weight: 19, arbitrary: fc.constant(null) },
@@ -387,7 +455,7 @@ function generatedRequest(routeCount: number): fc.Arbitrary<GeneratedRequest> {
     ),
     fromBaseline: fc.boolean(),
     repeat: fc.boolean(),
-    route: fc.nat({ max: routeCount - 1 }),
+    route: fc.oneof(fc.nat({ max: routeCount - 1 }), fc.constantFrom(...favoured)),
     pathValue: anyString,
     query: pairs,
     body,
@@ -430,6 +498,12 @@ function real(value: string): string {
       return credentials.accessToken;
     case '$refresh_token':
       return credentials.refreshToken;
+    case '$id_token':
+      return credentials.idToken;
+    case '$post_logout_redirect_uri':
+      return POST_LOGOUT_REDIRECT_URI;
+    case '$password':
+      return credentials.password;
     default:
       return value;
   }
@@ -542,54 +616,122 @@ function checkResponse(route: CatalogueRoute, page: boolean, res: LightMyRequest
   }
 }
 
+const cookieHeader = (cookies: Map<string, string>) =>
+  [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+
+/** Keeps the cookies an answer sets, as a browser does; whether any changed or went. */
+function keepCookies(cookies: Map<string, string>, res: LightMyRequestResponse): boolean {
+  let changed = false;
+  for (const cookie of res.cookies as Array<{
+    name: string;
+    value: string;
+    maxAge?: number;
+    expires?: Date;
+  }>) {
+    const gone =
+      cookie.value === '' || cookie.maxAge === 0 || (cookie.expires?.getTime() ?? Infinity) < Date.now();
+    if (gone) changed = cookies.delete(cookie.name) || changed;
+    else if (cookies.get(cookie.name) !== cookie.value) {
+      cookies.set(cookie.name, cookie.value);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** The account page's CSRF token (its sign-out form's), when the cookies hold a live session. */
+async function accountCsrf(cookies: Map<string, string>): Promise<string | undefined> {
+  const account = await t.app.inject({
+    method: 'GET',
+    url: '/account',
+    headers: { cookie: cookieHeader(cookies) },
+  });
+  keepCookies(cookies, account);
+  return account.statusCode === 200 ? hiddenFields(account.body, '/signout').csrf_token : undefined;
+}
+
+/** A browser signed in as `username`: its cookies and CSRF token, or null when the sign-in is refused. */
 async function signedInBrowser(
   username: string,
   password: string,
-): Promise<{ cookie: string; csrf: string }> {
+): Promise<{ cookies: Map<string, string>; csrf: string } | null> {
   const page = await t.app.inject({ method: 'GET', url: '/signin' });
-  const jar = new Map(page.cookies.map((cookie) => [cookie.name, cookie.value]));
-  const header = () => [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+  const cookies = new Map<string, string>();
+  keepCookies(cookies, page);
   const signIn = await t.app.inject({
     method: 'POST',
     url: '/signin',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: header() },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(cookies) },
     payload: new URLSearchParams({ ...hiddenFields(page.body, '/signin'), username, password }).toString(),
   });
-  expect(signIn.statusCode).toBe(303);
-  for (const cookie of signIn.cookies) jar.set(cookie.name, cookie.value);
-  const account = await t.app.inject({ method: 'GET', url: '/account', headers: { cookie: header() } });
-  expect(account.statusCode).toBe(200);
-  for (const cookie of account.cookies) jar.set(cookie.name, cookie.value);
-  const csrf = hiddenFields(account.body, '/signout').csrf_token;
-  if (!csrf) throw new Error('the account page has no sign-out form with a CSRF token');
-  return { cookie: header(), csrf };
+  if (signIn.statusCode !== 303) return null;
+  keepCookies(cookies, signIn);
+  const csrf = await accountCsrf(cookies);
+  return csrf ? { cookies, csrf } : null;
+}
+
+/** Uses a signed-in browser from now on. */
+function useBrowser(browser: { cookies: Map<string, string>; csrf: string }): void {
+  jar = browser.cookies;
+  credentials.cookie = cookieHeader(jar);
+  credentials.csrfToken = browser.csrf;
+}
+
+/**
+ * Before a request that carries the session: after one that may have ended or changed it, the
+ * session is checked (the account page answers) and its CSRF token read again; a session that
+ * ended is replaced by a fresh sign-in, as another user's when generated requests locked this one
+ * (wrong passwords at re-authentication count against the account).
+ */
+async function liveSession(): Promise<void> {
+  if (!sessionDirty) return;
+  sessionDirty = false;
+  const csrf = await accountCsrf(jar);
+  if (csrf) {
+    useBrowser({ cookies: jar, csrf });
+    return;
+  }
+  let browser = await signedInBrowser(credentials.username, credentials.password);
+  if (!browser) {
+    const user = await makeUser(t);
+    Object.assign(credentials, { username: user.username, password: user.password });
+    browser = await signedInBrowser(user.username, user.password);
+  }
+  if (!browser) throw new Error('a new user could not sign in');
+  freshSignIns++;
+  useBrowser(browser);
 }
 
 beforeAll(async () => {
   t = await createTestApp();
   const user = await makeUser(t);
-  const client = await makeClient(t, { wallet: true });
+  const client = await makeClient(t, { wallet: true, postLogoutRedirectUris: [POST_LOGOUT_REDIRECT_URI] });
   const mobile = await makeOfficialApp(t);
   // Bearer tokens of another client: the generated requests revoke the first client's grants.
   const bearerClient = await makeClient(t, { wallet: true });
   const tokenOf = async (scopes: string[], of: TestClient = bearerClient) => {
     const res = await exchangeCode(t.app, of, await mintCode(t, of, user, { scopes }));
     expect(res.statusCode).toBe(200);
-    return res.json() as { access_token: string; refresh_token?: string };
+    return res.json() as { access_token: string; refresh_token?: string; id_token?: string };
   };
   const plain = await tokenOf(['openid', 'profile', 'email', 'verified']);
   const refreshable = await tokenOf(['openid', 'offline_access'], client);
   const wallet = await tokenOf(['openid', 'wallet']);
   const browser = await signedInBrowser(user.username, user.password);
+  if (!browser) throw new Error('the user could not sign in');
   credentials = {
     client,
     mobileClientId: mobile.clientId,
     accessToken: plain.access_token,
     walletToken: wallet.access_token,
     refreshToken: refreshable.refresh_token ?? '',
-    cookie: browser.cookie,
-    csrfToken: browser.csrf,
+    idToken: refreshable.id_token ?? '',
+    cookie: '',
+    csrfToken: '',
+    username: user.username,
+    password: user.password,
   };
+  useBrowser(browser);
   const catalogue = await t.app.inject({ method: 'GET', url: '/api/v1/' });
   routes = (catalogue.json() as { routes: CatalogueRoute[] }).routes.map((route) => ({
     ...route,
@@ -606,16 +748,43 @@ describe('every route under generated hostile input', () => {
   }, async () => {
     process.stdout.write(`fuzz: seed ${SEED}, ${RUNS} requests (replay with FUZZ_SEED=${SEED})\n`);
     let sent = 0;
+    const favoured = routes.flatMap((route, index) =>
+      familyOf(route.path) !== undefined || SESSION_ROUTES.includes(route.path) ? [index] : [],
+    );
+    /** Per family: requests with a live session and its CSRF token, without a session, and pages answered signed in. */
+    const walked = new Map(SESSION_FAMILIES.map(([name]) => [name, { live: 0, anonymous: 0, signedIn: 0 }]));
     await fc.assert(
-      fc.asyncProperty(generatedRequest(routes.length), async (request) => {
+      fc.asyncProperty(generatedRequest(routes.length, favoured), async (request) => {
         const route = routes[request.route] as CatalogueRoute;
+        if (request.withSession) await liveSession();
         const res = await t.app.inject(toInject(request));
         sent++;
+        if (request.withSession && (keepCookies(jar, res) || route.method !== 'GET')) {
+          credentials.cookie = cookieHeader(jar);
+          sessionDirty = true;
+        }
+        const family = walked.get(familyOf(route.path) ?? '');
+        if (family && !request.withSession) family.anonymous++;
+        if (family && request.withSession && request.withCsrf) family.live++;
+        if (family && request.withSession && route.method === 'GET' && res.statusCode === 200)
+          family.signedIn++;
         checkResponse(route, answersPages(route) && request.badPathTail === null, res);
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
     expect(sent).toBeGreaterThanOrEqual(RUNS);
+    process.stdout.write(
+      `fuzz: walked ${JSON.stringify(Object.fromEntries(walked))}, ${freshSignIns} fresh sign-ins\n`,
+    );
+    // A long run reached every family with and without a live session, and the account pages
+    // answered the signed-in user (the session was alive, not just sent).
+    if (RUNS >= 1000) {
+      for (const [name, count] of walked) {
+        expect(count.live, name).toBeGreaterThan(0);
+        expect(count.anonymous, name).toBeGreaterThan(0);
+      }
+      expect(walked.get('account')?.signedIn).toBeGreaterThan(0);
+    }
 
     // Healthy after: the public routes answer, a fresh code still becomes a working token.
     const status = await t.app.inject({ method: 'GET', url: '/api/v1/platform/status' });
