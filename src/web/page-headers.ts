@@ -4,13 +4,13 @@ import type { Locale } from './i18n/index.js';
 /** What a page's CSP admits besides this origin. */
 export interface PageSources {
   /** Origins the page shows images from (the account page's avatar, an app's logo). */
-  images?: readonly string[];
+  images?: readonly string[] | undefined;
   /**
    * Redirect URIs the page's forms may end at: the CSP's form-action governs the redirects that
    * follow a form's POST too (CSP Level 3 §6.4.1; Chromium blocks them), and the consent form's
    * answer, or a sign-in that resumes an app's request, ends at that app's redirect_uri.
    */
-  forms?: readonly string[];
+  forms?: readonly string[] | undefined;
 }
 
 /** A URI scheme (RFC 3986 §3.1) with its colon: what a CSP scheme-source is. */
@@ -50,15 +50,23 @@ export function contentSecurityPolicy(sources: PageSources = {}): string {
   return `default-src 'none'; script-src 'self'; style-src 'self'; img-src ${images}; connect-src 'self'; form-action ${forms.join(' ')}; base-uri 'none'; frame-ancestors 'none'`;
 }
 
+/** The page's image origins with the branding logo's (BRAND_LOGO_URL), when it is elsewhere. */
+function withBrandOrigin(reply: FastifyReply, origins: readonly string[] = []): readonly string[] {
+  const logoOrigin = reply.server.brand.logo?.origin;
+  return logoOrigin && !origins.includes(logoOrigin) ? [...origins, logoOrigin] : origins;
+}
+
 /**
  * Headers of every page: never cached (they carry CSRF tokens and personal data), never framed
- * (clickjacking of the sign-in and consent buttons), the CSP above, and the page's language (which
- * depends on Accept-Language and the `lang` cookie).
+ * (clickjacking of the sign-in and consent buttons), the CSP above (with the branding logo's
+ * origin on every page), and the page's language (which depends on Accept-Language and the
+ * `lang` cookie).
  */
-export function setPageHeaders(reply: FastifyReply, locale: Locale, sources?: PageSources): void {
+export function setPageHeaders(reply: FastifyReply, locale: Locale, sources: PageSources = {}): void {
+  const policy = contentSecurityPolicy({ ...sources, images: withBrandOrigin(reply, sources.images) });
   reply
     .header('cache-control', 'no-store')
-    .header('content-security-policy', contentSecurityPolicy(sources))
+    .header('content-security-policy', policy)
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')

@@ -110,11 +110,7 @@ export interface PageOptions {
   switchBase?: string;
   /** Origins the page shows images from besides its own (the CSP's img-src): a user's avatar host. */
   imageOrigins?: readonly string[];
-  /**
-   * Redirect URIs the page's forms may end at besides this origin (the CSP's form-action, which
-   * also governs the redirects after a POST): the redirect_uri of the app whose request the page
-   * is part of.
-   */
+  /** Redirect URIs its forms may end at (the CSP's form-action): its app request's redirect_uri. */
   formTargets?: readonly string[];
 }
 
@@ -139,12 +135,6 @@ function prepare(reply: FastifyReply, template: PageTemplate, options: PageOptio
       current: each === locale,
     })),
   };
-}
-
-/** The page's image origins (the CSP's img-src) with the branding logo's, when it is elsewhere. */
-function withBrandOrigin(reply: FastifyReply, origins: readonly string[] = []): readonly string[] {
-  const logoOrigin = reply.server.brand.logo?.origin;
-  return logoOrigin && !origins.includes(logoOrigin) ? [...origins, logoOrigin] : origins;
 }
 
 async function render(
@@ -194,10 +184,7 @@ export function renderPage(
   options: PageOptions = {},
 ): FastifyReply {
   const rendering = prepare(reply, template, options);
-  setPageHeaders(reply, rendering.locale, {
-    images: withBrandOrigin(reply, options.imageOrigins),
-    forms: options.formTargets ?? [],
-  });
+  setPageHeaders(reply, rendering.locale, { images: options.imageOrigins, forms: options.formTargets });
   render(reply, template, data, rendering).then(
     (html) => reply.send(html),
     (error: unknown) => reply.send(error),
@@ -231,7 +218,7 @@ export function renderErrorPage(
 ): FastifyReply {
   reply.code(status);
   const rendering = prepare(reply, 'error', options);
-  setPageHeaders(reply, rendering.locale, { images: withBrandOrigin(reply) });
+  setPageHeaders(reply, rendering.locale);
   const { t, locale } = rendering;
   const { title, message } = t.errors[kind];
   const retry =
