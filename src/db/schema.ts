@@ -14,6 +14,9 @@ import type {
 import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } from './schema-mfa.js';
 import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schema-par.js';
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
+import type { IncidentsTable, PlatformStateTable } from './schema-platform.js';
+
+export type { IncidentSeverity, IncidentsTable, PlatformStatusValue } from './schema-platform.js';
 
 export interface UsersTable {
   id: Generated<number>;
@@ -54,27 +57,6 @@ export interface ClientsTable extends ClientParColumns, ClientProtocolColumns {
   disabled_at: Timestamp | null;
   created_at: DefaultedTimestamp;
   updated_at: DefaultedTimestamp;
-}
-
-export type PlatformStatusValue = 'operational' | 'degraded' | 'maintenance';
-
-export interface PlatformStateTable {
-  id: number;
-  status: PlatformStatusValue;
-  message: string | null;
-  updated_at: DefaultedTimestamp;
-}
-
-export type IncidentSeverity = 'minor' | 'major' | 'critical';
-
-export interface IncidentsTable {
-  id: Generated<number>;
-  title: string;
-  message: string | null;
-  severity: IncidentSeverity;
-  status: 'open' | 'resolved';
-  started_at: Timestamp;
-  resolved_at: Timestamp | null;
 }
 
 export interface BrowserSessionsTable {

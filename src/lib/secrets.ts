@@ -14,7 +14,7 @@ export const PREFIX = {
   emailVerification: 'ev_',
   /** Password reset links. */
   passwordReset: 'pr_',
-  /** The password step of a mobile sign-in, waiting for its second factor (CONTRACT §10). */
+  /** The password step of a mobile sign-in, waiting for its second factor (docs/mobile.md). */
   mfaToken: 'mfa_',
   /** Pushed authorization requests: RFC 9126 §2.2's URN, then the random part. */
   requestUri: 'urn:ietf:params:oauth:request_uri:',

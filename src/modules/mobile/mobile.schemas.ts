@@ -98,10 +98,10 @@ export const sessionResponseSchema = z.object({
 });
 export type SessionResponse = z.infer<typeof sessionResponseSchema>;
 
-/** How long the `mfa_token` of a password step waits for its second factor (CONTRACT §10). */
+/** How long the `mfa_token` of a password step waits for its second factor (docs/mobile.md). */
 export const MFA_TOKEN_TTL_SECONDS = 300;
 
-/** 403 of verify for an account with a second factor (CONTRACT §10): no token, a second step to take. */
+/** 403 of verify for an account with a second factor (docs/mobile.md): no token, a second step to take. */
 export const mfaRequiredResponseSchema = z.object({
   ok: z.literal(false),
   error: z.literal('mfa_required'),

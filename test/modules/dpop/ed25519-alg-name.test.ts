@@ -9,7 +9,7 @@ import { basic } from '../../helpers/http.js';
 /*
  * RFC 9864 §2.2 deprecates the polymorphic `EdDSA` for the fully-specified `Ed25519`, and
  * oauth4webapi and openid-client sign their Ed25519 proofs with that name only: a proof is accepted
- * under either name, both mean the same key, and discovery lists both (CONTRACT.md §10).
+ * under either name, both mean the same key, and discovery lists both (docs/oauth.md, DPoP).
  */
 
 let t: TestApp;

@@ -12,7 +12,7 @@ import { depsOf, makeUser, type TestUser } from '../../helpers/factories.js';
 import { bearerGet, Phone, post, REFUSED, setUpMobileApp, t } from './mobile.fixture.js';
 
 /*
- * The mobile second step (CONTRACT §10, docs/mobile.md): for an account with a second factor,
+ * The mobile second step (docs/mobile.md): for an account with a second factor,
  * verify with the right password answers 403 mfa_required with a single-use mfa_token bound to the
  * device and its key, and POST /api/v1/mobile/verify/second-factor with a TOTP or recovery code
  * and a freshly signed challenge answers as verify does.
