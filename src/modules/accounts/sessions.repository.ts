@@ -207,9 +207,9 @@ export function listSessionsOfUser(db: Kysely<Database>, userId: number): Promis
 }
 
 /**
- * Gives a live session a new id: the row keeps its `sid`, user, times and everything recorded on
- * it, and is found only by `newIdHash` from now on. Answers its `sid`, or undefined when no live
- * session has `idHash` (it ended meanwhile).
+ * Gives a live session a new id at a password change: the row keeps its `sid`, user, `auth_time`
+ * and `amr`, records the re-authentication, and is found only by `newIdHash` from now on. Answers
+ * its `sid`, or undefined when no live session has `idHash` (it ended meanwhile).
  */
 export async function renewSessionId(
   db: Kysely<Database>,
@@ -217,7 +217,8 @@ export async function renewSessionId(
 ): Promise<string | undefined> {
   const row = await db
     .updateTable('browser_sessions')
-    .set({ id_hash: input.newIdHash })
+    // The change that renews the id checked the current password: a fresh proof (sudo mode).
+    .set({ id_hash: input.newIdHash, reauthenticated_at: input.now })
     .where('id_hash', '=', input.idHash)
     .where('expires_at', '>', input.now)
     .returning('sid')
