@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 
-/* The platform status and its incidents (SPEC.md: platform status). */
+/* The platform status and its incidents (GET /api/v1/platform/status). */
 
 export type PlatformStatusValue = 'operational' | 'degraded' | 'maintenance';
 

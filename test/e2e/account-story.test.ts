@@ -227,8 +227,13 @@ describe.skipIf(skipBrowserTests)('an account’s whole story, in Chromium, with
     await page.locator('#currentPassword').fill(person.resetPassword);
     await page.locator('#newPassword').fill(person.newPassword);
     await page.locator('#passwordConfirm').fill(person.newPassword);
+    // Both boxes come ticked; the person keeps the site signed in, and ends only the phones.
+    expect(await page.locator('#sign_out_devices').isChecked()).toBe(true);
+    expect(await page.locator('#revoke_apps').isChecked()).toBe(true);
+    await page.locator('#revoke_apps').uncheck();
     await submit('form[action="/account/password"] button[type="submit"]');
-    expect(page.url()).toBe(`${base}/account?notice=password_changed`);
+    expect(page.url()).toBe(`${base}/account/password/changed?devices=1&apps=0`);
+    expect(await page.locator('[role="status"]').textContent()).toMatch(/Every other browser is signed out/);
 
     const other = await browser.newContext({ locale: 'en-GB' });
     const tab = await other.newPage();
