@@ -1,10 +1,10 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { confirmTotpEnrolment, startTotpEnrolment, totpKeyOf } from '../../src/modules/mfa/totp.service.js';
 import { totpCodeAt } from '../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser } from '../helpers/browser.js';
-import { depsOf, makeOfficialApp, makeUser, type TestUser } from '../helpers/factories.js';
+import { makeOfficialApp, type TestUser } from '../helpers/factories.js';
+import { makeTotpUser } from '../helpers/totp.js';
 
 /*
  * One sign-in policy at every door (docs/pages.md "Second factor"): for an account with a second
@@ -38,18 +38,7 @@ interface Account {
 const code = (key: string) => totpCodeAt(key, t.clock.now());
 
 async function accountWithAuthenticator(): Promise<Account> {
-  const { db, ctx } = depsOf(t);
-  const user = await makeUser(t);
-  await startTotpEnrolment(db, ctx, { userId: user.id, ip: null });
-  const key = (await totpKeyOf(db, ctx, user.id))?.key as string;
-  const enrolled = await confirmTotpEnrolment(db, ctx, {
-    userId: user.id,
-    code: code(key),
-    ip: null,
-    locale: 'en',
-  });
-  expect(enrolled.ok).toBe(true);
-  t.clock.advance(30_000);
+  const { user, key } = await makeTotpUser(t);
   const owner = new Browser(t.app);
   expect((await owner.signIn(user)).headers.location).toMatch(/^\/signin\/second-factor/);
   const step = await owner.submit('/signin/second-factor', '/signin/second-factor', { code: code(key) });

@@ -12,11 +12,11 @@ import {
   confirmTotpEnrolment,
   disableTotp,
   startTotpEnrolment,
-  totpKeyOf,
 } from '../../../src/modules/mfa/totp.service.js';
 import { totpCodeAt } from '../../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { depsOf, makeUser, type TestUser } from '../../helpers/factories.js';
+import { makeTotpUser } from '../../helpers/totp.js';
 
 /** TOTP, recovery codes and the second-step check, on the real database. */
 let t: TestApp;
@@ -30,21 +30,8 @@ const ctx = () => depsOf(t).ctx;
 const db = () => t.database.db;
 const STEP_MS = 30_000;
 
-/** A user with TOTP on: returns the key (as an app holds it) and the recovery codes. */
-async function enrolled(): Promise<{ user: TestUser; key: string; codes: string[] }> {
-  const user = await makeUser(t);
-  expect(await startTotpEnrolment(db(), ctx(), { userId: user.id, ip: null })).toBe(true);
-  const key = (await totpKeyOf(db(), ctx(), user.id))?.key as string;
-  const confirmed = await confirmTotpEnrolment(db(), ctx(), {
-    userId: user.id,
-    code: totpCodeAt(key, t.clock.now()),
-    ...origin,
-  });
-  if (!confirmed.ok) throw new Error('enrolment failed');
-  // The next code must come from a later step: the first one was used by the confirmation.
-  t.clock.advance(STEP_MS);
-  return { user, key, codes: confirmed.recoveryCodes };
-}
+/** A user with TOTP on: the key (as an app holds it) and the recovery codes; the next code is unused. */
+const enrolled = () => makeTotpUser(t);
 
 const check = (user: TestUser, code: string) =>
   verifySecondFactor(db(), ctx(), { userId: user.id, code, ...origin });

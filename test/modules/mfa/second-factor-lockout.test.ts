@@ -6,14 +6,10 @@ import {
 import type { TrustedSource } from '../../../src/modules/accounts/sign-in-result.js';
 import { resetSecondFactors, verifySecondFactor } from '../../../src/modules/mfa/second-factor.service.js';
 import { unlockSignIn } from '../../../src/modules/mfa/second-factor-lockout.js';
-import {
-  confirmTotpEnrolment,
-  startTotpEnrolment,
-  totpKeyOf,
-} from '../../../src/modules/mfa/totp.service.js';
 import { totpCodeAt } from '../../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
-import { depsOf, makeUser, type TestUser } from '../../helpers/factories.js';
+import { depsOf, type TestUser } from '../../helpers/factories.js';
+import { makeTotpUser } from '../../helpers/totp.js';
 
 /*
  * Wrong second-step codes in a row, across sign-in windows (docs/pages.md "Two-step sign-in"):
@@ -41,20 +37,7 @@ const ctx = () => depsOf(t).ctx;
 const STEP_MS = 30_000;
 const nextWindow = () => t.clock.advance(WINDOW_SECONDS * 1000 + 1000);
 
-async function enrolled(options: { emailVerified?: boolean } = {}): Promise<{ user: TestUser; key: string }> {
-  const user = await makeUser(t, options);
-  await startTotpEnrolment(db(), ctx(), { userId: user.id, ip: null });
-  const key = (await totpKeyOf(db(), ctx(), user.id))?.key as string;
-  const confirmed = await confirmTotpEnrolment(db(), ctx(), {
-    userId: user.id,
-    code: totpCodeAt(key, t.clock.now()),
-    ip: null,
-    locale: 'en',
-  });
-  if (!confirmed.ok) throw new Error('enrolment failed');
-  t.clock.advance(STEP_MS);
-  return { user, key };
-}
+const enrolled = (options: { emailVerified?: boolean } = {}) => makeTotpUser(t, options);
 
 /** The owner's browser: its device cookie names the account. */
 const ownersBrowser: TrustedSource = () => 'device:owners-browser';

@@ -1,14 +1,10 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { hashSecret } from '../../../src/lib/secrets.js';
-import {
-  confirmTotpEnrolment,
-  startTotpEnrolment,
-  totpKeyOf,
-} from '../../../src/modules/mfa/totp.service.js';
 import { totpCodeAt } from '../../../src/modules/mfa/totp-code.js';
 import { expectApiError } from '../../helpers/assertions.js';
-import { depsOf, makeUser, type TestUser } from '../../helpers/factories.js';
+import { makeUser, type TestUser } from '../../helpers/factories.js';
+import { makeTotpUser } from '../../helpers/totp.js';
 import { bearerGet, Phone, post, REFUSED, setUpMobileApp, t } from './mobile.fixture.js';
 
 /*
@@ -23,22 +19,7 @@ setUpMobileApp();
 const STEP_MS = 30_000;
 const SECOND_STEP = '/api/v1/mobile/verify/second-factor';
 
-/** A user with TOTP on, enrolled through the services: the key (as an app holds it) and the recovery codes. */
-async function totpUser(): Promise<{ user: TestUser; key: string; codes: string[] }> {
-  const { db, ctx } = depsOf(t);
-  const user = await makeUser(t);
-  await startTotpEnrolment(db, ctx, { userId: user.id, ip: null });
-  const key = (await totpKeyOf(db, ctx, user.id))?.key as string;
-  const confirmed = await confirmTotpEnrolment(db, ctx, {
-    userId: user.id,
-    code: totpCodeAt(key, t.clock.now()),
-    ip: null,
-    locale: 'en',
-  });
-  if (!confirmed.ok) throw new Error('enrolment failed');
-  t.clock.advance(STEP_MS);
-  return { user, key, codes: confirmed.recoveryCodes };
-}
+const totpUser = () => makeTotpUser(t);
 
 /** 400 invalid_grant, its description matching `description` when given. */
 function expectRefused(res: LightMyRequestResponse, description?: RegExp): void {
