@@ -8,7 +8,7 @@ import { issueCsrfToken } from './csrf.js';
 import { trustedBrowser } from './device-cookie.js';
 import { formBody, password, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
-import { renderPage } from './pages.js';
+import { pageLocale, renderPage } from './pages.js';
 import { endSession } from './session.js';
 
 const exportBody = formBody({ csrf_token: text });
@@ -77,7 +77,11 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
     },
     async (request, reply) => {
       const session = requiredSession(request);
-      const data = await exportAccountData(db, ctx, { userId: session.userId, ip: request.ip });
+      const data = await exportAccountData(db, ctx, {
+        userId: session.userId,
+        ip: request.ip,
+        locale: pageLocale(request),
+      });
       if (!data) return reply.redirect(SIGN_IN_TO_ACCOUNT, 303);
       return reply
         .header('cache-control', 'no-store')
@@ -139,6 +143,7 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
         password: given,
         trustedSource: trustedBrowser(request),
         ip: request.ip,
+        locale: pageLocale(request),
       });
       if (!result.ok)
         return renderDelete(ctx, request, reply, {

@@ -263,12 +263,29 @@ describe('/account/reauthenticate', () => {
     const exported = await browser.submit('/account/export', '/account/export', {});
     expect(exported.statusCode).toBe(200);
     expect(exported.headers['content-disposition']).toMatch(/^attachment/);
+    const afterExport = await t.database.db
+      .selectFrom('mail_outbox')
+      .select(['kind', 'recipient'])
+      .where('user_id', '=', user.id)
+      .where('kind', '=', 'account_exported')
+      .execute();
+    expect(afterExport).toEqual([{ kind: 'account_exported', recipient: `${user.username}@example.com` }]);
     // The window runs from the proof: past it, the pages ask again.
     age();
     expectSentToReauth(await browser.get('/account/delete'), 302, '/account/delete');
     await reauthenticate(browser, { password: user.password }, '/account/delete');
     const deleted = await browser.submit('/account/delete', '/account/delete', { password: user.password });
     expect(deleted.headers.location).toBe('/account/deleted');
+    // The account's messages go with its profile, but for the last one: the deletion's notice.
+    const last = await t.database.db
+      .selectFrom('mail_outbox')
+      .select(['kind', 'recipient', 'text_body'])
+      .where('user_id', '=', user.id)
+      .execute();
+    expect(last.map((m) => [m.kind, m.recipient])).toEqual([
+      ['account_deleted', `${user.username}@example.com`],
+    ]);
+    expect(last[0]?.text_body).toContain(`Hello, ${user.username}!`);
   });
 
   it('takes a code from the authenticator app, and renewing the recovery codes then tells the owner', async () => {

@@ -2,11 +2,13 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import type { MailLocale } from '../mail/mail.service.js';
 import { deleteMailOfUser } from '../mail/outbox.repository.js';
 import { removeSecondFactors } from '../mfa/second-factor.service.js';
 import { endAccess } from '../oauth/access.service.js';
 import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
 import { deletePeriodsOfUser } from '../premium/premium.repository.js';
+import { enqueueAccountNotice } from './account-notice-mail.js';
 import { clearSignInAttempts, findUserById, lockUserByUsername, updateUser } from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
 import { deleteEmailVerificationsOfUser } from './email-verification.repository.js';
@@ -35,7 +37,13 @@ export type DeleteAccountResult = { ok: true } | { ok: false; reason: 'wrong_pas
 export async function deleteAccount(
   db: Kysely<Database>,
   ctx: Context,
-  input: { userId: number; password: string; trustedSource?: TrustedSource; ip: string | null },
+  input: {
+    userId: number;
+    password: string;
+    trustedSource?: TrustedSource;
+    ip: string | null;
+    locale?: MailLocale;
+  },
 ): Promise<DeleteAccountResult> {
   const user = await findUserById(db, input.userId);
   if (!user || user.deletedAt) return { ok: false, reason: 'wrong_password' };
@@ -62,6 +70,12 @@ export async function deleteAccount(
     // docs/pages.md, §8: the account's second factors and passkeys (each a way in) go with it.
     const { totpRemoved, passkeysRemoved } = await removeSecondFactors(trx, user.id);
     const messagesDeleted = await deleteMailOfUser(trx, user.id);
+    // The last message to the address, read before the profile is cleared.
+    await enqueueAccountNotice(trx, ctx, {
+      user: locked,
+      notice: 'account_deleted',
+      locale: input.locale ?? 'en',
+    });
     await updateUser(trx, user.id, {
       displayName: null,
       avatarUrl: null,

@@ -3,6 +3,7 @@ import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { listAuditEventsAbout, recordAudit } from '../audit/audit.repository.js';
 import { findClientsByIds } from '../clients/clients.repository.js';
+import type { MailLocale } from '../mail/mail.service.js';
 import { countUnusedRecoveryCodes } from '../mfa/recovery-codes.repository.js';
 import { findTotpCredential } from '../mfa/totp.repository.js';
 import { listSignedInDevices } from '../mobile/devices.service.js';
@@ -11,6 +12,7 @@ import { listLiveGrantsOfUser } from '../oauth/grants.repository.js';
 import { listPeriodsOfUser } from '../premium/premium.repository.js';
 import { findBalance, listEntriesOfUser } from '../wallet/wallet.repository.js';
 import { toCoins } from '../wallet/wallet.schemas.js';
+import { enqueueAccountNotice } from './account-notice-mail.js';
 import { findUserById } from './accounts.repository.js';
 import { listSessionsOfUser } from './sessions.repository.js';
 
@@ -53,7 +55,7 @@ export interface AccountExport {
 export function exportAccountData(
   db: Kysely<Database>,
   ctx: Context,
-  input: { userId: number; ip: string | null },
+  input: { userId: number; ip: string | null; locale?: MailLocale },
 ): Promise<AccountExport | undefined> {
   return db.transaction().execute(async (trx) => {
     const user = await findUserById(trx, input.userId);
@@ -61,6 +63,7 @@ export function exportAccountData(
     const at = ctx.clock.now();
     const self = `user:${user.id}`;
     await recordAudit(trx, { at, actor: self, action: 'account_exported', subject: self, ip: input.ip });
+    await enqueueAccountNotice(trx, ctx, { user, notice: 'account_exported', locale: input.locale ?? 'en' });
 
     const periods = await listPeriodsOfUser(trx, user.id);
     const consents = await listConsentsOfUser(trx, user.id);
