@@ -5,10 +5,11 @@ import type { Deps } from '../../context.js';
 import { type AccessTokenContext, authenticateBearer } from '../../http/bearer-auth.js';
 import { tokensIssued } from '../../http/metrics.js';
 import { RequestValues } from '../../http/request-values.js';
+import { bestLanguage } from '../../lib/accept-language.js';
 import { AccessDenied, ApiError } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import type { Client } from '../clients/client.js';
-import type { MailLocale } from '../mail/mail.service.js';
+import { MAIL_LOCALES, type MailLocale } from '../mail/mail.service.js';
 import { issueChallenge } from './challenge.service.js';
 import { logoutDevice } from './devices.service.js';
 import {
@@ -34,9 +35,9 @@ function deviceLabel(request: FastifyRequest): string {
   return agent ? agent.slice(0, LABEL_MAX) : 'Mobile app';
 }
 
-/** The language of a mail the request causes (the owner's warning): Russian when the app asks for it first. */
+/** The language of a mail the request causes (the owner's warning): the app's `Accept-Language`. */
 function mailLocale(request: FastifyRequest): MailLocale {
-  return /^\s*ru\b/i.test(request.headers['accept-language'] ?? '') ? 'ru' : 'en';
+  return bestLanguage(request.headers['accept-language'], MAIL_LOCALES, 'en');
 }
 
 /** Tokens and nonces: no cache may keep them (RFC 6749 §5.1). */

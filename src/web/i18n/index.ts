@@ -1,7 +1,9 @@
+import { bestLanguage } from '../../lib/accept-language.js';
 import { en } from './en.js';
 import type { LocaleDefinition, Messages, PluralForms } from './messages.js';
 import { ru } from './ru.js';
 
+export { type LanguageRange, parseAcceptLanguage } from '../../lib/accept-language.js';
 export {
   ACCOUNT_NOTICES,
   type AccountNotice,
@@ -40,44 +42,9 @@ export function isLocale(value: unknown): value is Locale {
   return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
 }
 
-/** One entry of `Accept-Language`: a language range and its weight. */
-export interface LanguageRange {
-  range: string;
-  q: number;
-}
-
-/**
- * `Accept-Language` (RFC 9110 §12.5.4) as ranges by descending weight, in header order among
- * equal weights. Malformed entries and weights are skipped; `q=0` ("not acceptable") is dropped.
- */
-export function parseAcceptLanguage(header: string | undefined): LanguageRange[] {
-  if (!header) return [];
-  const ranges: LanguageRange[] = [];
-  for (const entry of header.slice(0, 1000).split(',')) {
-    const [rawRange, ...parameters] = entry.split(';');
-    const range = (rawRange ?? '').trim().toLowerCase();
-    if (!/^(\*|[a-z]{1,8}(-[a-z0-9]{1,8})*)$/.test(range)) continue;
-    let q = 1;
-    let valid = true;
-    for (const parameter of parameters) {
-      const match = /^\s*q\s*=\s*(0(\.\d{0,3})?|1(\.0{0,3})?)\s*$/i.exec(parameter);
-      if (match) q = Number(match[1]);
-      else valid = false;
-    }
-    if (valid && q > 0) ranges.push({ range, q });
-  }
-  // Array.prototype.sort is stable: equal weights keep the header's order.
-  return ranges.sort((a, b) => b.q - a.q);
-}
-
 /** The best supported language of an `Accept-Language` header; English when none fits. */
 export function localeFromAcceptLanguage(header: string | undefined): Locale {
-  for (const { range } of parseAcceptLanguage(header)) {
-    if (range === '*') return DEFAULT_LOCALE;
-    const primary = range.split('-', 1)[0];
-    if (isLocale(primary)) return primary;
-  }
-  return DEFAULT_LOCALE;
+  return bestLanguage(header, LOCALES, DEFAULT_LOCALE);
 }
 
 /**

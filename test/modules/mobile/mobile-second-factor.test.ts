@@ -222,6 +222,36 @@ describe('verify of an account with a second factor', () => {
     expect(res.statusCode).toBe(200);
   });
 
+  it("warns the owner in the app's language (its Accept-Language, by weight) after three wrong codes", async () => {
+    const { user } = await totpUser();
+    const phone = new Phone();
+    const { mfa_token } = await passwordStep(phone, user);
+    for (const code of ['000000', '111111', '222222']) {
+      const challenge = await phone.challenge();
+      const res = await post(
+        SECOND_STEP,
+        {
+          client_id: phone.clientId,
+          device_id: phone.deviceId,
+          challenge,
+          signature: phone.signature(challenge, phone.deviceId),
+          mfa_token,
+          code,
+        },
+        // Russian is preferred here although English comes first in the header.
+        { 'accept-language': 'en;q=0.5, ru' },
+      );
+      expectRefused(res);
+    }
+    const warnings = await t.database.db
+      .selectFrom('mail_outbox')
+      .select(['locale', 'subject'])
+      .where('user_id', '=', user.id)
+      .where('kind', '=', 'second_factor_failures')
+      .execute();
+    expect(warnings).toEqual([{ locale: 'ru', subject: 'Неверные коды входа после вашего пароля' }]);
+  });
+
   it('a malformed second step is 400 invalid_request', async () => {
     const phone = new Phone();
     const res = await post(SECOND_STEP, {
