@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 
 /** What a link does when used: verify the user's address, or make its address the user's. */
@@ -38,6 +38,35 @@ export async function insertEmailVerification(
     .execute();
 }
 
+/** The table as the link queries name it (`link`). */
+type LinkScope = ExpressionBuilder<Database & { link: Database['email_verifications'] }, 'link'>;
+
+/**
+ * The link of `tokenHash` while it may be used: unused, unexpired, and for a `change` link the
+ * newest of its user (only the newest works, whatever order requests commit in). Reading it and
+ * using it (consumeEmailVerification) ask the same.
+ */
+function usableLink(eb: LinkScope, input: { tokenHash: string; now: Date }) {
+  return eb.and([
+    eb('link.token_hash', '=', input.tokenHash),
+    eb('link.used_at', 'is', null),
+    eb('link.expires_at', '>', input.now),
+    eb.or([
+      eb('link.purpose', '=', 'verify'),
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('email_verifications as newer')
+            .select('newer.id')
+            .whereRef('newer.user_id', '=', 'link.user_id')
+            .where('newer.purpose', '=', 'change')
+            .whereRef('newer.id', '>', 'link.id'),
+        ),
+      ),
+    ]),
+  ]);
+}
+
 /**
  * Uses a link once (single use): one statement, so two concurrent uses cannot both
  * succeed. Undefined for an unknown, used or expired token, and for a `change` link that a newer
@@ -50,24 +79,7 @@ export async function consumeEmailVerification(
   const row = await db
     .updateTable('email_verifications as link')
     .set({ used_at: input.now })
-    .where('link.token_hash', '=', input.tokenHash)
-    .where('link.used_at', 'is', null)
-    .where('link.expires_at', '>', input.now)
-    .where((eb) =>
-      eb.or([
-        eb('link.purpose', '=', 'verify'),
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('email_verifications as newer')
-              .select('newer.id')
-              .whereRef('newer.user_id', '=', 'link.user_id')
-              .where('newer.purpose', '=', 'change')
-              .whereRef('newer.id', '>', 'link.id'),
-          ),
-        ),
-      ]),
-    )
+    .where((eb) => usableLink(eb, input))
     .returning(['link.user_id', 'link.email', 'link.purpose'])
     .executeTakeFirst();
   return row && { userId: Number(row.user_id), email: row.email, purpose: row.purpose };
@@ -100,8 +112,8 @@ export async function deleteEmailVerificationsOfUser(db: Kysely<Database>, userI
 }
 
 /**
- * The link of `tokenHash` while it may still be used (unused, unexpired, and for a `change` link
- * the newest of its user); reading it changes nothing, so the page a mail scanner opens uses nothing.
+ * The link of `tokenHash` while it may still be used (usableLink); reading it changes nothing, so
+ * the page a mail scanner opens uses nothing.
  */
 export async function findLiveEmailVerification(
   db: Kysely<Database>,
@@ -110,24 +122,7 @@ export async function findLiveEmailVerification(
   const row = await db
     .selectFrom('email_verifications as link')
     .select(['link.user_id', 'link.email', 'link.purpose'])
-    .where('link.token_hash', '=', input.tokenHash)
-    .where('link.used_at', 'is', null)
-    .where('link.expires_at', '>', input.now)
-    .where((eb) =>
-      eb.or([
-        eb('link.purpose', '=', 'verify'),
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('email_verifications as newer')
-              .select('newer.id')
-              .whereRef('newer.user_id', '=', 'link.user_id')
-              .where('newer.purpose', '=', 'change')
-              .whereRef('newer.id', '>', 'link.id'),
-          ),
-        ),
-      ]),
-    )
+    .where((eb) => usableLink(eb, input))
     .executeTakeFirst();
   return row && { userId: Number(row.user_id), email: row.email, purpose: row.purpose };
 }
