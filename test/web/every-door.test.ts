@@ -1,9 +1,9 @@
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCodeAt } from '../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser } from '../helpers/browser.js';
-import { makeOfficialApp, type TestUser } from '../helpers/factories.js';
+import type { TestUser } from '../helpers/factories.js';
+import { officialAppOn } from '../helpers/mobile-app.js';
 import { makeTotpUser } from '../helpers/totp.js';
 
 /*
@@ -57,29 +57,7 @@ async function enterCode(browser: Browser, value: string): Promise<number> {
 
 /** The app on a phone with its own key: mobile verify with the account's password. */
 async function mobileVerify(user: TestUser) {
-  const app = await makeOfficialApp(t);
-  const keys = generateKeyPairSync('ed25519');
-  const deviceId = `door-phone-${user.id}`;
-  const challenge = (
-    await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/mobile/challenge',
-      payload: { client_id: app.clientId, device_id: deviceId },
-    })
-  ).json().challenge as string;
-  return t.app.inject({
-    method: 'POST',
-    url: '/api/v1/mobile/verify',
-    payload: {
-      client_id: app.clientId,
-      device_id: deviceId,
-      challenge,
-      signature: sign(null, Buffer.from(`${challenge}.${deviceId}`), keys.privateKey).toString('base64url'),
-      public_key: keys.publicKey.export({ format: 'jwk' }).x,
-      username: user.username,
-      password: user.password,
-    },
-  });
+  return (await officialAppOn(t))(`door-phone-${user.id}`, user.username, user.password);
 }
 
 /** The failed checks counted against browsers that never signed in to the account. */

@@ -1,4 +1,3 @@
-import { generateKeyPairSync, sign } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authenticate } from '../../../src/modules/accounts/accounts.service.js';
 import { verifySecondFactor } from '../../../src/modules/mfa/second-factor.service.js';
@@ -10,7 +9,8 @@ import {
 import { totpCodeAt } from '../../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser } from '../../helpers/browser.js';
-import { depsOf, makeOfficialApp, makeUser } from '../../helpers/factories.js';
+import { depsOf, makeUser } from '../../helpers/factories.js';
+import { officialAppOn } from '../../helpers/mobile-app.js';
 
 /*
  * Brute force: every check of an account's password takes a numbered slot in the database first,
@@ -42,32 +42,7 @@ async function signInPage(username: string, password: string, browser = new Brow
 }
 
 /** The official app on a phone with its own key: `verify(deviceId, username, password)` through the mobile routes. */
-async function officialApp() {
-  const app = await makeOfficialApp(t);
-  const keys = generateKeyPairSync('ed25519');
-  return async (deviceId: string, username: string, password: string) => {
-    const challenge = (
-      await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/mobile/challenge',
-        payload: { client_id: app.clientId, device_id: deviceId },
-      })
-    ).json().challenge as string;
-    return t.app.inject({
-      method: 'POST',
-      url: '/api/v1/mobile/verify',
-      payload: {
-        client_id: app.clientId,
-        device_id: deviceId,
-        challenge,
-        signature: sign(null, Buffer.from(`${challenge}.${deviceId}`), keys.privateKey).toString('base64url'),
-        public_key: keys.publicKey.export({ format: 'jwk' }).x,
-        username,
-        password,
-      },
-    });
-  };
-}
+const officialApp = () => officialAppOn(t);
 
 describe('the sign-in page', () => {
   it('locks an account after the allowed failures, with the answer of a wrong password, until the window ends', async () => {
