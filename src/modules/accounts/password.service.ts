@@ -41,7 +41,7 @@ export type PasswordChangeResult =
  * audit event are written in one transaction. So are, on the same transaction, what else a
  * password change ends of what someone who knew the old password may hold: the account's pending
  * reset links, the mobile app's devices (`signOutDevices`) and every app's access (`revokeApps`),
- * both as the reset ends them (password-reset.service `endAccountAccess`); and the session that
+ * both as the reset ends them (account-access.service `endAccountAccess`); and the session that
  * stays is given a new id by `rotateSession` (OWASP Session Management: renew the id when the
  * privilege level changes), so a copy of its old cookie signs nobody in.
  */

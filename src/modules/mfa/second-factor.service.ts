@@ -118,25 +118,20 @@ export async function verifySecondFactor(
     ctx.clock.now(),
     config.SIGN_IN_WINDOW_SECONDS * 1000,
   );
-  const failures =
-    attempt <= config.SIGN_IN_MAX_ATTEMPTS
-      ? await takeSecondFactorSlot(db, {
-          userId: input.userId,
-          trusted: source !== '',
-          max: config.SECOND_FACTOR_MAX_FAILURES,
-          at: ctx.clock.now(),
-        })
-      : null;
+  const withinWindow = attempt <= config.SIGN_IN_MAX_ATTEMPTS;
+  const failures = withinWindow
+    ? await takeSecondFactorSlot(db, {
+        userId: input.userId,
+        trusted: source !== '',
+        max: config.SECOND_FACTOR_MAX_FAILURES,
+        at: ctx.clock.now(),
+      })
+    : null;
+  // Past either budget no code is checked, and the answer says which one held it back.
+  const locked = !withinWindow ? 'window' : failures === null ? 'failures' : undefined;
   const code = input.code.slice(0, 64);
-  let result: SecondFactorResult = {
-    ok: false,
-    ...(attempt > config.SIGN_IN_MAX_ATTEMPTS
-      ? { locked: 'window' }
-      : failures === null
-        ? { locked: 'failures' }
-        : {}),
-  };
-  if (failures !== null) {
+  let result: SecondFactorResult = locked ? { ok: false, locked } : { ok: false };
+  if (locked === undefined) {
     if (looksLikeTotpCode(code)) {
       if (await useTotpCode(db, ctx, { userId: input.userId, code })) result = { ok: true, method: 'totp' };
     } else if (await spendRecoveryCode(db, ctx, { ...input, code })) {
@@ -152,10 +147,7 @@ export async function verifySecondFactor(
     ip: input.ip,
     details: result.ok
       ? { method: result.method }
-      : {
-          locked: result.locked !== undefined,
-          ...(result.locked ? { by: result.locked } : { in_a_row: failures }),
-        },
+      : { locked: locked !== undefined, ...(locked ? { by: locked } : { in_a_row: failures }) },
   });
   if (result.ok) {
     await clearSignInAttempts(db, input.userId, source);
