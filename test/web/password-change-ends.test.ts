@@ -6,10 +6,11 @@ import {
   requestEmailChange,
 } from '../../src/modules/accounts/email-change.service.js';
 import { verifyEmail } from '../../src/modules/accounts/email-verification.service.js';
+import { totpCodeAt } from '../../src/modules/mfa/totp-code.js';
 import { listConsentsOfUser, saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import { insertPasskey } from '../../src/modules/passkeys/passkeys.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { Browser, forms, hiddenFieldsOf, inputs } from '../helpers/browser.js';
+import { Browser, forms, hiddenFields, hiddenFieldsOf, inputs } from '../helpers/browser.js';
 import { usingPostgres } from '../helpers/database.js';
 import {
   depsOf,
@@ -21,6 +22,7 @@ import {
   type TestUser,
 } from '../helpers/factories.js';
 import { exchangeCode } from '../helpers/http.js';
+import { makeTotpUser, TOTP_STEP_MS } from '../helpers/totp.js';
 
 /*
  * What a password change ends (issue 33, item 5): the session's id is renewed (same `sid`), the
@@ -304,6 +306,62 @@ describe(`what a password change ends, on ${usingPostgres ? 'PostgreSQL' : 'PGli
       .executeTakeFirstOrThrow();
     expect(ended.used_at).toBeNull();
     expect(new Date(ended.expires_at).getTime()).toBeLessThanOrEqual(t.clock.now().getTime());
+  });
+
+  it('ends the password steps begun with the old password, in a browser and in the app, at a change and at a reset', async () => {
+    for (const end of ['change', 'reset'] as const) {
+      const { user, key } = await makeTotpUser(t);
+      const code = () => totpCodeAt(key, t.clock.now());
+      // Someone who has the old password: a browser and a phone each wait at the second step.
+      const browser = new Browser(t.app);
+      expect((await browser.signIn(user)).headers.location).toBe('/signin/second-factor');
+      const opened = await browser.get('/signin/second-factor');
+      expect(opened.statusCode).toBe(200);
+      const stepForm = hiddenFields(opened.body, '/signin/second-factor');
+      const keys = generateKeyPairSync('ed25519');
+      const deviceId = `pending-${end}-${user.id}`;
+      const verify = await mobile('/api/v1/mobile/verify', keys.privateKey, deviceId, {
+        public_key: keys.publicKey.export({ format: 'jwk' }).x as string,
+        username: user.username,
+        password: user.password,
+      });
+      expect(verify.statusCode, verify.body).toBe(403);
+      const { mfa_token } = verify.json() as { mfa_token: string };
+
+      if (end === 'change') {
+        const owner = new Browser(t.app);
+        await owner.signIn(user);
+        expect(
+          (await owner.submit('/signin/second-factor', '/signin/second-factor', { code: code() })).statusCode,
+        ).toBe(303);
+        t.clock.advance(TOTP_STEP_MS);
+        expect((await changePassword(owner, user, [])).statusCode).toBe(303);
+      } else {
+        await askForReset(user.username);
+        const resetter = new Browser(t.app);
+        const page = await resetter.get(await resetLinkTo(`${user.username}@example.com`));
+        const form = forms(page.body).find((each) => each.action === '/password/reset')?.html ?? '';
+        const done = await resetter.post('/password/reset', {
+          ...hiddenFieldsOf(form),
+          password: NEW_PASSWORD,
+          password_confirm: NEW_PASSWORD,
+        });
+        expect(done.statusCode).toBe(200);
+      }
+      t.clock.advance(TOTP_STEP_MS);
+
+      // A right code no longer finishes either: the browser starts over, the app is refused.
+      const step = await browser.post('/signin/second-factor', { ...stepForm, code: code() });
+      expect(step.headers.location).toBe('/signin?expired=1');
+      expect((await browser.get('/signin/second-factor')).headers.location).toBe('/signin?expired=1');
+      t.clock.advance(TOTP_STEP_MS);
+      const second = await mobile('/api/v1/mobile/verify/second-factor', keys.privateKey, deviceId, {
+        mfa_token,
+        code: code(),
+      });
+      expect(second.statusCode).toBe(400);
+      expect(second.json()).toMatchObject({ error: 'invalid_grant' });
+    }
   });
 
   it('lists the passkeys on the reset confirmation, with the way to remove them once signed in', async () => {
