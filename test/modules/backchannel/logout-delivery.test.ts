@@ -17,6 +17,8 @@ let port = 0;
 const server = http.createServer((request, response) => {
   request.resume();
   if (request.url === '/silent') return; // never answers
+  const status = /^\/status\/(\d{3})$/.exec(request.url ?? '')?.[1];
+  if (status) return void response.writeHead(Number(status)).end();
   response.writeHead(200, { 'content-type': 'text/plain' });
   // An endless answer: only the cap ends it.
   const chunk = Buffer.alloc(64 * 1024, 'x');
@@ -53,6 +55,25 @@ describe('deliverLogoutToken', () => {
       ok: true,
       status: 200,
     });
+  });
+
+  it('counts only 200 and 204 as delivered: any other 2xx, a 202 included, is a failure', async () => {
+    // Back-Channel Logout 1.0 §2.8: "If the logout succeeded, the RP MUST respond with HTTP 200
+    // OK"; 204 is what many frameworks send for an empty 200. A 202 only says it was queued.
+    for (const status of [200, 204])
+      expect(
+        await deliverLogoutToken(`http://127.0.0.1:${port}/status/${status}`, 'a.b.c', options()),
+      ).toEqual({
+        ok: true,
+        status,
+      });
+    for (const status of [201, 202, 203, 205, 206])
+      expect(
+        await deliverLogoutToken(`http://127.0.0.1:${port}/status/${status}`, 'a.b.c', options()),
+      ).toEqual({
+        ok: false,
+        error: `HTTP ${status}`,
+      });
   });
 
   it('gives up on a site that does not answer within the timeout', async () => {

@@ -147,6 +147,40 @@ describe(`logout token delivery on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, 
     expect((second?.iat as number) - (first?.iat as number)).toBe(30);
   });
 
+  it('retries a 202 and then gives up on it like any failure: only 200 and 204 are delivered (§2.8)', async () => {
+    const client = await makeSite(t, site.url());
+    await signOutOf(client);
+    site.answers = [{ status: 202 }, { status: 202 }];
+    const outcomes: LogoutOutcome[] = [];
+    const sender = worker({ maxAttempts: 2, baseBackoffMs: 1_000 }, recordingLog(), outcomes);
+    expect(await sender.drain()).toBe(0);
+    expect(await row(client.clientId)).toMatchObject({
+      attempts: 1,
+      delivered_at: null,
+      last_error: 'HTTP 202',
+    });
+    t.clock.advance(1_000);
+    expect(await sender.drain()).toBe(0);
+    expect(outcomes).toEqual(['retry', 'given_up']);
+    expect(await row(client.clientId)).toMatchObject({
+      attempts: 2,
+      delivered_at: null,
+      failed_at: t.clock.now(),
+      last_error: 'HTTP 202',
+    });
+    expect(site.received).toHaveLength(2);
+  });
+
+  it('counts a 204 as delivered', async () => {
+    const client = await makeSite(t, site.url());
+    await signOutOf(client);
+    site.answers = [{ status: 204 }];
+    const outcomes: LogoutOutcome[] = [];
+    expect(await worker({}, recordingLog(), outcomes).drain()).toBe(1);
+    expect(outcomes).toEqual(['delivered']);
+    expect((await row(client.clientId)).delivered_at).toEqual(t.clock.now());
+  });
+
   it('never follows a redirect: a 302 is a failure, and its Location is not requested', async () => {
     const client = await makeSite(t, site.url());
     await signOutOf(client);
