@@ -1,11 +1,9 @@
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_TAGS } from '../../src/http/openapi-tags.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
-import { SCREENSHOTS, WIDTHS } from './helpers/page-checks.js';
+import { saveScreenshot, WIDTHS } from './helpers/page-checks.js';
 
 /**
  * The API reference (/api/v1/docs) in Chromium: Swagger UI, served by the service itself, draws
@@ -25,10 +23,7 @@ let log: PageLog;
 const requests: Array<{ url: string; type: string }> = [];
 
 async function photograph(name: string): Promise<void> {
-  await writeFile(
-    path.join(SCREENSHOTS, `${name}.png`),
-    await page.screenshot({ animations: 'disabled', caret: 'hide' }),
-  );
+  await saveScreenshot(page, name);
 }
 
 describe.skipIf(skipBrowserTests)('the API reference in Chromium', () => {
@@ -112,10 +107,7 @@ describe.skipIf(skipBrowserTests)('the API reference in Chromium', () => {
     await small.goto(`${base}/api/v1/docs`, { waitUntil: 'networkidle' });
     await small.locator('#api-reference .opblock-tag').first().waitFor();
     const scrollWidth = await small.evaluate(() => document.documentElement.scrollWidth);
-    await writeFile(
-      path.join(SCREENSHOTS, 'api-reference-phone.png'),
-      await small.screenshot({ animations: 'disabled', caret: 'hide' }),
-    );
+    await saveScreenshot(small, 'api-reference-phone');
     await phone?.close();
     expect(scrollWidth).toBeLessThanOrEqual(WIDTHS.phone.width);
   });

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -11,7 +10,7 @@ import { createClient } from '../../src/modules/clients/clients.service.js';
 import type { Locale } from '../../src/web/i18n/index.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
-import { describeViolations, runAxe, SCREENSHOTS, WIDTHS } from './helpers/page-checks.js';
+import { describeViolations, runAxe, saveScreenshot, WIDTHS } from './helpers/page-checks.js';
 
 /**
  * What a browser meets first, in Chromium, in both languages, at 360 px and 1280 px: the landing
@@ -56,10 +55,7 @@ async function checkAndPhotograph(page: Page, name: string, locale: Locale, head
       const serious = (await runAxe(page)).filter((v) => ['serious', 'critical'].includes(v.impact ?? ''));
       expect(describeViolations(serious), `${label}, ${colorScheme}: axe`).toEqual([]);
     }
-    await writeFile(
-      path.join(SCREENSHOTS, `${name}-${locale}-${width}.png`),
-      await page.screenshot({ animations: 'disabled', caret: 'hide', fullPage: true }),
-    );
+    await saveScreenshot(page, `${name}-${locale}-${width}`, { fullPage: true });
   }
 }
 

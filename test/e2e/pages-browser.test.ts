@@ -1,5 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, updateUserProfile } from '../../src/modules/accounts/accounts.service.js';
@@ -10,7 +9,14 @@ import { saveConsent } from '../../src/modules/oauth/consents.repository.js';
 import type { Locale } from '../../src/web/i18n/index.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
-import { describeViolations, runAxe, SCREENSHOTS, WIDTHS, type Width } from './helpers/page-checks.js';
+import {
+  describeViolations,
+  runAxe,
+  SCREENSHOTS,
+  saveScreenshot,
+  WIDTHS,
+  type Width,
+} from './helpers/page-checks.js';
 
 /**
  * Every page in Chromium, in both languages, on a 360 px phone and a 1280 px desktop: the page is
@@ -95,11 +101,7 @@ async function inspect(page: Page, name: string, locale: Locale, width: Width): 
   const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
   expect(scrollWidth, `${label}: scrollWidth`).toBeLessThanOrEqual(WIDTHS[width].width);
 
-  const photograph = async (file: string) =>
-    writeFile(
-      path.join(SCREENSHOTS, `${file}.png`),
-      await page.screenshot({ animations: 'disabled', caret: 'hide', fullPage: LONG_PAGES.has(name) }),
-    );
+  const photograph = (file: string) => saveScreenshot(page, file, { fullPage: LONG_PAGES.has(name) });
   for (const colorScheme of ['dark', 'light'] as const) {
     await page.emulateMedia({ colorScheme });
     const violations = await runAxe(page);

@@ -3,12 +3,35 @@ import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { AxeResults, Result as AxeViolation } from 'axe-core';
-import type { Page } from 'playwright-core';
+import type { Page, PageScreenshotOptions } from 'playwright-core';
 import { expect } from 'vitest';
 import { projectRoot } from '../../../src/lib/paths.js';
 
 /** Where the pages' screenshots go (docs/pages.md shows them). */
 export const SCREENSHOTS = path.join(projectRoot, 'docs', 'screenshots');
+
+/**
+ * Whether this run writes docs/screenshots/: only when asked with `UPDATE_SCREENSHOTS=1`, so that
+ * running the tests leaves a checkout as it was (PNG bytes differ from one Chromium to the next).
+ */
+export function screenshotsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.UPDATE_SCREENSHOTS === '1';
+}
+
+/**
+ * Takes the page's screenshot, `<name>.png`, and writes it into docs/screenshots/ only when
+ * `screenshotsWanted()`; taken either way, a page that cannot be rendered still fails the test.
+ */
+export async function saveScreenshot(
+  page: Pick<Page, 'screenshot'>,
+  name: string,
+  options: PageScreenshotOptions = {},
+  { env = process.env, folder = SCREENSHOTS }: { env?: NodeJS.ProcessEnv; folder?: string } = {},
+): Promise<Buffer> {
+  const png = await page.screenshot({ animations: 'disabled', caret: 'hide', ...options });
+  if (screenshotsWanted(env)) await writeFile(path.join(folder, `${name}.png`), png);
+  return png;
+}
 
 /** The two widths every page is checked and photographed at. */
 export const WIDTHS = {
@@ -58,7 +81,7 @@ export async function seriousFindings(page: Page): Promise<string[]> {
 
 /**
  * The checks of a page met in a story, at both widths: no sideways scroll and no serious axe
- * finding; then its screenshot, `<name>-en-<width>.png`.
+ * finding; then its screenshot, `<name>-en-<width>.png` (written only when asked: `saveScreenshot`).
  */
 export async function inspectAndPhotograph(page: Page, name: string): Promise<void> {
   for (const [width, size] of Object.entries(WIDTHS)) {
@@ -66,10 +89,7 @@ export async function inspectAndPhotograph(page: Page, name: string): Promise<vo
     const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(scrollWidth, `${name} ${width}`).toBeLessThanOrEqual(size.width);
     expect(await seriousFindings(page), `${name} ${width}`).toEqual([]);
-    await writeFile(
-      path.join(SCREENSHOTS, `${name}-en-${width}.png`),
-      await page.screenshot({ animations: 'disabled', caret: 'hide', fullPage: true }),
-    );
+    await saveScreenshot(page, `${name}-en-${width}`, { fullPage: true });
   }
   await page.setViewportSize(WIDTHS.desktop);
 }
