@@ -6,6 +6,7 @@ import { controlSocketPath, type DataDirLock, dataDirProblem, lockDataDir } from
 import type { DatabaseHandle } from './db/database-handle.js';
 import { migrateToLatest } from './db/migrate.js';
 import { hasNoClient, logFirstRunHint } from './first-run.js';
+import { describeListenError, portProblem } from './http/listen-port.js';
 import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
 import { ClientCache } from './modules/oauth/client-cache.js';
@@ -24,6 +25,13 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     throw error;
+  }
+  // A busy port is found before DATA_DIR or the database is touched: otherwise a start that cannot
+  // listen would first create and migrate a database and leave it behind.
+  const portInUse = await portProblem(config.HOST, config.PORT);
+  if (portInUse) {
+    console.error(`idp: ${portInUse}`);
+    process.exit(1);
   }
   const logger = createLogger(config);
   const cleanups: Array<() => Promise<void>> = [];
@@ -121,7 +129,16 @@ async function main(): Promise<void> {
   });
   cleanups.push(() => app.close());
   const isFirstRun = await firstRun;
-  await app.listen({ host: config.HOST, port: config.PORT });
+  try {
+    await app.listen({ host: config.HOST, port: config.PORT });
+  } catch (error) {
+    // Taken since the check above, by a process that started meanwhile.
+    const problem = describeListenError(error, config.HOST, config.PORT);
+    if (!problem) throw error;
+    console.error(`idp: ${problem}`);
+    await cleanUp();
+    process.exit(1);
+  }
   if (isFirstRun)
     logFirstRunHint(config.PUBLIC_URL, logger, process.stdout, config.NODE_ENV === 'production');
 

@@ -1,6 +1,9 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   childEnv,
@@ -99,5 +102,43 @@ describe(`the server process on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () 
     });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/COOKIE_SECRET must be set in production; PUBLIC_URL must be https/);
+  });
+
+  it('refuses a busy port with one line naming it and PORT, before it creates or opens a database', async () => {
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const { port } = busy.address() as net.AddressInfo;
+    const dataDir = path.join(os.tmpdir(), `idp-busy-port-${process.pid}-${port}`);
+    // On PostgreSQL, a database of its own that must stay empty (the shared one is migrated above).
+    const empty = usingPostgres ? await createEmptyPostgresDatabase() : undefined;
+    try {
+      const result = await runNode('bin/server.js', [], {
+        env: {
+          ...env,
+          PORT: String(port),
+          PUBLIC_URL: `http://127.0.0.1:${port}`,
+          ...(empty ? { DATABASE_URL: empty.url } : { DATA_DIR: dataDir }),
+        },
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `idp: port ${port} on 127.0.0.1 is already in use by another process. Stop that process, or set PORT to a free port (e.g. PORT=${port + 1}).\n`,
+      );
+      expect(result.stdout).toBe(''); // not even the "database:" line
+      if (empty) {
+        const tables = await withCliDatabase({ DATABASE_URL: empty.url }, (db) =>
+          sql<{
+            count: number;
+          }>`select count(*)::int as count from pg_tables where schemaname = 'public'`.execute(db),
+        );
+        expect(tables.rows[0]?.count).toBe(0);
+      } else {
+        expect(existsSync(dataDir)).toBe(false);
+      }
+    } finally {
+      busy.close();
+      await empty?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
