@@ -94,16 +94,7 @@ describe('the landing page (/)', () => {
     const ru = await browser('/', 'ru');
     expect(ru.body).not.toContain('All systems operational');
   });
-
-  it('keeps answering API clients with the JSON 404 of an unknown path', async () => {
-    for (const accept of [undefined, 'application/json', '*/*', 'application/json, text/html;q=0.5']) {
-      const res = await get('/', accept ? { accept } : ({} as Record<string, string>));
-      expectApiError(res, 404, 'not_found');
-      expect(res.json().error_description).toBe(
-        'No route for GET at this path; GET /api/v1/ lists every route.',
-      );
-    }
-  });
+  // An API client's answer at `/`: test/web/home-api.test.ts.
 });
 
 describe('paths no route serves', () => {
