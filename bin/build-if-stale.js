@@ -3,6 +3,7 @@
 // is missing or older than them, so that the server starts from the compiled build (bin/launch.js).
 // A checkout without the compiler (production dependencies only) or a failed build keeps running
 // the sources through tsx, as before.
+import './node-version.js'; // `npm start` on an unsupported Node.js stops here, before compiling
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';

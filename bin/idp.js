@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The operator CLI: `npx idp --help`.
+import './node-version.js'; // first: refuses an unsupported Node.js before anything loads
 import { setFlagsFromString } from 'node:v8';
 import { launch } from './launch.js';
 
