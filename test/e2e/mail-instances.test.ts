@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hiddenFields } from '../helpers/browser.js';
 import {
   childEnv,
@@ -32,13 +32,19 @@ const DURING = 10;
 const AFTER = 8;
 const TOTAL = BEFORE + DURING + AFTER;
 
+/** What `idp mail outbox --json` answers. */
+interface Outbox {
+  pending: number;
+  sent: number;
+  failed: number;
+  messages: { id: number; recipient: string; status: string; attempts: number; last_error: string | null }[];
+}
+
 const smtp = new TestSmtpServer();
 let drop: (() => Promise<void>) | undefined;
 let env: Record<string, string>;
 let a: RunningServer;
 let b: RunningServer;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!usingPostgres)('e-mail from two instances, with the SMTP server stopped mid-run', () => {
   beforeAll(async () => {
@@ -95,32 +101,39 @@ describe.skipIf(!usingPostgres)('e-mail from two instances, with the SMTP server
     for (let n = from; n < to; n++) await signUp(n % 2 === 0 ? a : b, n);
   }
 
-  async function outbox(): Promise<{
-    pending: number;
-    sent: number;
-    failed: number;
-    messages: {
-      id: number;
-      recipient: string;
-      status: string;
-      attempts: number;
-      last_error: string | null;
-    }[];
-  }> {
+  async function outbox(): Promise<Outbox> {
     return succeeded(
       await runIdp(['mail', 'outbox', '--limit', '1000', '--json'], { env }),
-    ) as unknown as Awaited<ReturnType<typeof outbox>>;
+    ) as unknown as Outbox;
+  }
+
+  /** The outbox once `holds` says so, or as it is after `timeoutMs` (the caller checks it). */
+  async function outboxWhen(holds: (box: Outbox) => boolean, timeoutMs: number): Promise<Outbox> {
+    let box = await outbox();
+    const check = async () => {
+      box = await outbox();
+      return holds(box);
+    };
+    if (!holds(box)) await vi.waitUntil(check, { timeout: timeoutMs, interval: 200 }).catch(() => undefined);
+    return box;
+  }
+
+  /** The e-mail log lines of `server`: what it said of each message it claimed. */
+  function mailLog(server: RunningServer): Array<{ msg: string; mailId: number }> {
+    return server
+      .output()
+      .stdout.split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: unknown; mailId?: unknown })
+      .filter((entry): entry is { msg: string; mailId: number } => typeof entry.mailId === 'number')
+      .filter((entry) => typeof entry.msg === 'string' && entry.msg.startsWith('mail: '));
   }
 
   /** The ids of the messages `server` logged as sent. */
   function sentBy(server: RunningServer): number[] {
-    const ids: number[] = [];
-    for (const line of server.output().stdout.split('\n')) {
-      if (!line.startsWith('{')) continue;
-      const entry = JSON.parse(line) as { msg?: string; mailId?: number };
-      if (entry.msg === 'mail: sent' && typeof entry.mailId === 'number') ids.push(entry.mailId);
-    }
-    return ids;
+    return mailLog(server)
+      .filter((entry) => entry.msg === 'mail: sent')
+      .map((entry) => entry.mailId);
   }
 
   it('delivers every verification message exactly once, holding those queued while SMTP was down', {
@@ -132,15 +145,10 @@ describe.skipIf(!usingPostgres)('e-mail from two instances, with the SMTP server
     await smtp.stop();
     await signUpRange(BEFORE, BEFORE + DURING);
     // Every one of them has been tried (each instance hears the commit at once) and now waits.
-    let waiting = await outbox();
-    const deadline = Date.now() + 10_000;
-    while (
-      waiting.messages.filter((mail) => mail.status === 'waiting' && mail.attempts > 0).length < DURING &&
-      Date.now() < deadline
-    ) {
-      await sleep(200);
-      waiting = await outbox();
-    }
+    const waiting = await outboxWhen(
+      (box) => box.messages.filter((mail) => mail.status === 'waiting' && mail.attempts > 0).length >= DURING,
+      10_000,
+    );
     expect(waiting).toMatchObject({ pending: DURING, sent: BEFORE, failed: 0 });
     for (const mail of waiting.messages.filter((each) => each.status === 'waiting')) {
       expect(mail.attempts).toBe(1);
@@ -152,8 +160,15 @@ describe.skipIf(!usingPostgres)('e-mail from two instances, with the SMTP server
     await signUpRange(BEFORE + DURING, TOTAL);
     // Those signed up after the restart go out at once; the waiting ones at their retry, 30 s on.
     await smtp.waitFor(TOTAL, 60_000);
-    // Time for a late duplicate (a second claim, a retry of a sent message) to show up.
-    await sleep(6_000);
+    // A late duplicate would come from a claim still under way. Every claim counts one attempt in
+    // the outbox and ends in one log line of the instance that made it (sent, failed, or given up
+    // to another claim): once every message is recorded as sent (no claim can start) and the
+    // lines account for every attempt (none is under way), nothing more can arrive.
+    const settled = (box: Outbox) =>
+      box.pending === 0 &&
+      box.messages.reduce((sum, mail) => sum + mail.attempts, 0) === mailLog(a).length + mailLog(b).length;
+    const done = await outboxWhen(settled, 30_000);
+    expect(settled(done), JSON.stringify({ done, a: mailLog(a), b: mailLog(b) })).toBe(true);
 
     const recipients = smtp.received.flatMap((mail) => mail.rcptTo);
     expect(smtp.received).toHaveLength(TOTAL);
@@ -162,7 +177,6 @@ describe.skipIf(!usingPostgres)('e-mail from two instances, with the SMTP server
       expect(mail.parsed.subject).toBe('Confirm your e-mail address');
       expect(mail.parsed.text).toMatch(new RegExp(`^${env.PUBLIC_URL}/email/verify\\?token=ev_`, 'm'));
     }
-    const done = await outbox();
     expect(done).toMatchObject({ pending: 0, sent: TOTAL, failed: 0 });
 
     // Each message is recorded as sent by one instance, and the two shared the work.

@@ -2,9 +2,10 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { simpleParser } from 'mailparser';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Config } from '../../../src/config.js';
 import type { Context } from '../../../src/context.js';
+import type { Listen } from '../../../src/db/database.js';
 import { fixedClock } from '../../../src/lib/clock.js';
 import { createUser } from '../../../src/modules/accounts/accounts.service.js';
 import { purgeExpired } from '../../../src/modules/housekeeping/purge.service.js';
@@ -20,7 +21,7 @@ import {
   MailWorker,
   type MailWorkerOptions,
 } from '../../../src/modules/mail/mail.worker.js';
-import { claimDueMail, markMailSent } from '../../../src/modules/mail/outbox.repository.js';
+import { claimDueMail, MAIL_CHANNEL, markMailSent } from '../../../src/modules/mail/outbox.repository.js';
 import { createMailTransport, type MailTransport } from '../../../src/modules/mail/transport.js';
 import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../../helpers/database.js';
@@ -316,14 +317,42 @@ describe(`the mail outbox on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => 
   });
 
   it('stops before the database closes: the send in progress is recorded, and nothing is sent after', async () => {
+    // The worker's subscriptions, counted: the stop must end the one the start opened.
+    let subscribed = 0;
+    const listen: Listen = async (channel, handlers) => {
+      const unlisten = await database.listen(channel, handlers);
+      subscribed++;
+      return async () => {
+        subscribed--;
+        await unlisten();
+      };
+    };
     const sender = worker();
-    await sender.start(database.listen);
+    await sender.start(listen);
+    expect(subscribed).toBe(1);
     const id = await enqueue();
     await smtp.waitFor(1);
     await sender.stop();
+    expect(subscribed).toBe(0);
     expect((await row(id)).sent_at).not.toBeNull();
-    await enqueue({ subject: 'After the stop' });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Its poll timer and an announcement both wake it, and a wake runs a pass at once (before it
+    // returns): after the stop, one runs nothing.
+    const drain = vi.spyOn(sender, 'drain');
+    sender.wake();
+    // The next commit's announcement, heard by a listener still subscribed: not by the worker.
+    let heard: () => void = () => undefined;
+    const announced = new Promise<void>((resolve) => {
+      heard = resolve;
+    });
+    const unlisten = await database.listen(MAIL_CHANNEL, {
+      onMessage: () => heard(),
+      onState: () => undefined,
+    });
+    const after = await enqueue({ subject: 'After the stop' });
+    await announced;
+    await unlisten();
+    expect(drain).not.toHaveBeenCalled();
+    expect((await row(after)).attempts).toBe(0);
     expect(smtp.received).toHaveLength(1);
   });
 
