@@ -6,6 +6,7 @@ import { controlSocketPath, type DataDirLock, dataDirProblem, lockDataDir } from
 import type { DatabaseHandle } from './db/database-handle.js';
 import { migrateToLatest } from './db/migrate.js';
 import { hasNoClient, logFirstRunHint } from './first-run.js';
+import { closeQuietConnectionsOnDrain } from './http/drain.js';
 import { describeListenError, portProblem } from './http/listen-port.js';
 import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
@@ -127,7 +128,7 @@ async function main(): Promise<void> {
     changes,
     ...(database.poolStats ? { poolStats: database.poolStats } : {}),
   });
-  cleanups.push(() => app.close());
+  closeQuietConnectionsOnDrain(app.server);
   const isFirstRun = await firstRun;
   try {
     await app.listen({ host: config.HOST, port: config.PORT });
@@ -200,6 +201,9 @@ async function main(): Promise<void> {
   // load fills the heap. `gc` exists when Node.js runs with --expose-gc (bin/launch.js).
   (globalThis as { gc?: () => void }).gc?.();
 
+  // Last in, so first out: the HTTP drain starts at once on a signal (no new connection, every
+  // answer closes its connection), before the workers stop and well before the database closes.
+  cleanups.push(() => app.close());
   started();
 }
 

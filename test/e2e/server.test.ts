@@ -15,6 +15,7 @@ import {
   withCliDatabase,
 } from '../helpers/cli.js';
 import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import { keepAliveLoad } from '../helpers/keep-alive-load.js';
 
 /**
  * The real process, as `npm start` runs it: it serves, keeps its data across a restart, stops
@@ -86,6 +87,25 @@ describe(`the server process on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () 
     const server = await startServer({ env }); // resolves on the "Server listening" line
     expect(await server.stop()).toEqual({ code: 0, signal: null });
     expect(server.output().stdout).toContain('"msg":"stopped"');
+  });
+
+  it('answers every request of kept-alive connections sending through a SIGTERM, closing each with its answer', {
+    timeout: 60_000,
+  }, async () => {
+    const server = await startServer({ env });
+    const load = keepAliveLoad(server.url);
+    await load.answered(40);
+    expect(await server.stop()).toEqual({ code: 0, signal: null });
+    const outcomes = await load.finished();
+    expect(outcomes.filter((outcome) => outcome.error)).toEqual([]); // none reset or hung up on
+    // Each connection ended after an answer that said so (the drain's), none under a request.
+    const last = new Map(outcomes.map((outcome) => [outcome.connection, outcome]));
+    expect(last.size).toBeGreaterThanOrEqual(4);
+    for (const outcome of last.values()) expect(outcome.connectionHeader).toBe('close');
+    for (const outcome of outcomes.filter((each) => each.status === 503)) {
+      expect(outcome.connectionHeader).toBe('close');
+      expect(JSON.parse(outcome.body as string)).toMatchObject({ error: 'unavailable' });
+    }
   });
 
   it('refuses to start on a wrong setting with one line naming it', async () => {

@@ -2,8 +2,10 @@ import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { closeQuietConnectionsOnDrain } from '../../src/http/drain.js';
 import { testConfig } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { keepAliveLoad } from '../helpers/keep-alive-load.js';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -107,5 +109,66 @@ describe('graceful shutdown', () => {
     await closing; // would wait for the keep-alive timeout if the connection stayed open
     const answer = await exchange;
     expect(answer).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*connection: close/i);
+  });
+});
+
+/** A listening app that drains as the server process does (src/main.ts). */
+async function drainingApp() {
+  const app: FastifyInstance = await buildApp({ config: testConfig(), db: database.db });
+  closeQuietConnectionsOnDrain(app.server);
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return { app, port: (app.server.address() as net.AddressInfo).port };
+}
+
+describe('draining kept-alive connections', () => {
+  it('answers a request sent on an idle kept-alive connection as the drain starts, and closes it', async () => {
+    const { app, port } = await drainingApp();
+    let closing: Promise<undefined> | undefined;
+    const exchange = rawExchange(port, (socket) => {
+      socket.write('GET /api/v1/platform/status HTTP/1.1\r\nHost: x\r\n\r\n');
+      socket.once('data', () => {
+        // The first answer is in: the connection is idle when the close begins, and the next
+        // request is already on its way (Node's close destroyed such a connection at once).
+        closing = app.close();
+        socket.write('POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+      });
+    });
+    const answer = await exchange;
+    await closing;
+    const [first, second] = answer.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(first).toMatch(/connection: keep-alive/i);
+    expect(second).toMatch(/^HTTP\/1\.1 503 Service Unavailable/);
+    expect(second).toMatch(/connection: close/i);
+    expect(second).toContain('"error":"unavailable"');
+  });
+
+  it('closes a kept-alive connection that stays quiet, and then finishes closing', async () => {
+    const { app, port } = await drainingApp();
+    let closing: Promise<undefined> | undefined;
+    const answer = await rawExchange(port, (socket) => {
+      socket.write('GET /api/v1/platform/status HTTP/1.1\r\nHost: x\r\n\r\n');
+      socket.once('data', () => {
+        closing = app.close();
+      });
+    });
+    await closing; // resolves only once the last connection is closed
+    expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+  });
+
+  it('answers every request of a kept-alive pool sending without pause, and closes each connection with its answer', async () => {
+    const { app, port } = await drainingApp();
+    const load = keepAliveLoad(`http://127.0.0.1:${port}`);
+    await load.answered(40);
+    await app.close();
+    const outcomes = await load.finished();
+    expect(outcomes.filter((outcome) => outcome.error)).toEqual([]); // no reset, no hang-up
+    const last = new Map(outcomes.map((outcome) => [outcome.connection, outcome]));
+    expect(last.size).toBeGreaterThanOrEqual(4);
+    for (const outcome of last.values()) expect(outcome.connectionHeader).toBe('close');
+    for (const outcome of outcomes.filter((each) => each.status === 503)) {
+      expect(outcome.connectionHeader).toBe('close');
+      expect(JSON.parse(outcome.body as string)).toMatchObject({ error: 'unavailable' });
+    }
   });
 });
