@@ -1,8 +1,52 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../lib/errors.js';
+import { ApiError, InvalidRequest } from '../lib/errors.js';
+import { redactUrl } from './logger.js';
 import { logRequestLine, noteErrorAnswer } from './request-log.js';
+
+/**
+ * Whether an error came from reading the request, not from the service: Node destroys a request
+ * whose connection closed before its end with an `aborted` error whose code is ECONNRESET (the
+ * code a database's reset socket has too), and Fastify's body reading and parsing fail with
+ * FST_ERR_CTP_… codes. With the request at hand, the error its stream was destroyed with is one.
+ */
+export function isRequestStreamError(error: unknown, request?: FastifyRequest): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  if (request && error === request.raw.errored) return true;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && code.startsWith('FST_ERR_CTP_')) return true;
+  return code === 'ECONNRESET' && message === 'aborted';
+}
+
+/** The answer to a request whose client went away mid-request: nobody reads it, but its line says so. */
+export const requestCutShort = () =>
+  new InvalidRequest('The connection closed before the request arrived in full.');
+
+/** Whether the client has gone before its request arrived in full (its connection closed or reset). */
+export function clientHungUp(request: FastifyRequest): boolean {
+  const raw = request.raw;
+  return !raw.complete && (raw.destroyed || raw.socket?.destroyed === true);
+}
+
+/**
+ * The one line of a request whose client hung up (a browser tab closed mid-upload, a client's
+ * timeout): info, since nothing is wrong with the service, and saying whose it is, so that the
+ * ECONNRESET is not taken for the database's.
+ */
+export function logClientHangUp(request: FastifyRequest, error: unknown): void {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  request.log.info(
+    {
+      method: request.method,
+      url: redactUrl(request.url),
+      remoteAddress: request.ip,
+      // Not `code`, which the logger redacts (an authorization code's field).
+      reason: `${String(message).slice(0, 200)}${typeof code === 'string' ? ` (${code})` : ''}`,
+    },
+    'client hung up before its request arrived in full',
+  );
+}
 
 /** What Node's HTTP parser refuses before any route runs, in the contract's words. */
 function parserError(code: string | undefined): ApiError {

@@ -13,6 +13,7 @@ import {
   Unauthorized,
   Unavailable,
 } from '../lib/errors.js';
+import { clientHungUp, isRequestStreamError, logClientHangUp, requestCutShort } from './connection-errors.js';
 import { noteErrorAnswer } from './request-log.js';
 import type { RouteRegistry } from './route-registry.js';
 
@@ -70,12 +71,18 @@ function fromFastifyClientError(error: FastifyError, status: number): ApiError {
   }
 }
 
-/** Turns anything thrown into an ApiError. Unknown errors become a fixed 500 text: never echoed. */
-export function toApiError(error: unknown): ApiError {
+/**
+ * Turns anything thrown into an ApiError. Unknown errors become a fixed 500 text: never echoed.
+ * An error reading the request is the client's, whatever its code: a client that hung up
+ * mid-upload fails with ECONNRESET as a database's reset connection does.
+ */
+export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError?.validation) return new InvalidRequest(describeValidation(fastifyError));
-  if (isDatabaseUnavailable(error)) return new Unavailable(undefined, { cause: error });
+  const fromRequest = isRequestStreamError(error, request);
+  if (fromRequest && !fastifyError.code?.startsWith('FST_ERR_CTP_')) return requestCutShort();
+  if (!fromRequest && isDatabaseUnavailable(error)) return new Unavailable(undefined, { cause: error });
   const status = fastifyError?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500)
     return fromFastifyClientError(fastifyError, status);
@@ -130,7 +137,12 @@ export function installErrorHandling(
   renderBrowserError: BrowserErrorRenderer,
 ): void {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(error);
+    const apiError = toApiError(error, request);
+    // Nobody reads the answer; the log says the client went, not the database.
+    if (isRequestStreamError(error, request) && clientHungUp(request)) {
+      logClientHangUp(request, error);
+      return sendApiError(reply, apiError);
+    }
     if (apiError instanceof ServerError) {
       request.log.error({ err: error }, 'unhandled error');
     } else if (apiError instanceof Unavailable) {

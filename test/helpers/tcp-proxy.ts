@@ -7,6 +7,7 @@ import net from 'node:net';
 export class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
+  private resetNext = false;
   port = 0;
 
   constructor(
@@ -18,6 +19,13 @@ export class TcpProxy {
   async start(): Promise<number> {
     const server = net.createServer((client) => {
       const upstream = net.createConnection(this.upstreamPort, this.upstreamHost);
+      // Before the pipe: the bytes that trigger a reset are never forwarded.
+      client.on('data', () => {
+        if (!this.resetNext) return;
+        this.resetNext = false;
+        client.resetAndDestroy();
+        upstream.destroy();
+      });
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
         socket.on('close', () => this.sockets.delete(socket));
@@ -35,6 +43,14 @@ export class TcpProxy {
     this.port = (server.address() as net.AddressInfo).port;
     this.server = server;
     return this.port;
+  }
+
+  /**
+   * Resets (TCP RST) the connection on which the client next sends, instead of forwarding: its
+   * query fails with ECONNRESET, as when a database host crashes mid-query. Later ones pass.
+   */
+  resetOnNextSend(): void {
+    this.resetNext = true;
   }
 
   /** Stops accepting and drops every open connection, as a database that went away. */
