@@ -12,7 +12,12 @@ import type { Context, Deps } from './context.js';
 import type { ChangeSync } from './db/change-feed.js';
 import type { Database } from './db/schema.js';
 import { installAfterResponse } from './http/after-response.js';
-import { answerClientError, answerFrameworkError, installLingeringClose } from './http/connection-errors.js';
+import {
+  answerClientError,
+  answerConnect,
+  answerFrameworkError,
+  installLingeringClose,
+} from './http/connection-errors.js';
 import { installDpopNonce } from './http/dpop-nonce.js';
 import { installErrorHandling } from './http/error-handler.js';
 import { installInputGuard } from './http/input-guard.js';
@@ -110,6 +115,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     frameworkErrors: answerFrameworkError,
     routerOptions: { maxParamLength: 200 },
   });
+  // CONNECT gets an answer in the contract's shape; an `Upgrade` request, with no `upgrade`
+  // listener, is answered by its route as any other (Node 24).
+  app.server.on('connect', answerConnect(app.log));
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializerCompiler({ verify: options.config.NODE_ENV !== 'production' }));
 

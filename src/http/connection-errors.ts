@@ -1,6 +1,8 @@
-import { STATUS_CODES } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Duplex } from 'node:stream';
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, InvalidRequest } from '../lib/errors.js';
 import { redactUrl } from './logger.js';
 import { logRequestLine, noteErrorAnswer } from './request-log.js';
@@ -80,6 +82,45 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     );
   }
   socket.destroy();
+}
+
+/**
+ * The server's `connect` listener. Node hands a CONNECT request (RFC 9110 §9.3.6: open a tunnel,
+ * a proxy's job) to it instead of to Fastify, and without one closes the connection without a
+ * word. This server is no proxy: a 405 in the contract's shape, with an empty `Allow` (the tunnel's
+ * target allows no method here; RFC 9110 §10.2.1), then the connection is closed, since what
+ * follows the request would be the tunnel's bytes.
+ */
+export function answerConnect(log: FastifyBaseLogger) {
+  return (request: IncomingMessage, socket: Duplex): void => {
+    // Node removed its own listener: a reset must not become an uncaught error.
+    socket.on('error', () => socket.destroy());
+    const id = randomUUID();
+    const body = JSON.stringify({
+      ok: false,
+      error: 'method_not_allowed',
+      error_description: 'CONNECT is not supported: this server is not a proxy.',
+    });
+    socket.end(
+      'HTTP/1.1 405 Method Not Allowed\r\nAllow: \r\n' +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Cache-Control: no-store\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+      () => socket.destroy(),
+    );
+    // No route runs: the request's one line is written here, as for every other refusal.
+    log.info(
+      {
+        reqId: id,
+        method: 'CONNECT',
+        url: (request.url ?? '').slice(0, 200),
+        statusCode: 405,
+        remoteAddress: request.socket?.remoteAddress,
+        error: 'method_not_allowed',
+      },
+      'request completed',
+    );
+  };
 }
 
 /**

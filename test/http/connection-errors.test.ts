@@ -156,3 +156,36 @@ describe('a body over 1 MiB', () => {
     agent.destroy();
   });
 });
+
+describe('requests Node hands past the router', () => {
+  it('CONNECT: 405 method_not_allowed in the contract shape, then the connection closes', async () => {
+    const raw = await rawExchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    const res = parse(raw);
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({
+      ok: false,
+      error: 'method_not_allowed',
+      error_description: expect.any(String),
+    });
+    expect(res.headers).toMatch(/^allow: $/im);
+    expect(res.headers).toMatch(/^x-request-id: [0-9a-f-]{36}$/im);
+    expect(res.headers).toMatch(/^connection: close$/im);
+    // The server still answers.
+    expect((await t.app.inject({ method: 'GET', url: '/health/live' })).statusCode).toBe(200);
+  });
+
+  it.each([
+    [
+      'websocket',
+      'Upgrade: websocket\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13',
+    ],
+    ['h2c', 'Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA'],
+  ])('an Upgrade to %s is answered by its route, as an ordinary request', async (_name, headers) => {
+    const raw = await rawExchange(
+      `GET /api/v1/no-such-route HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\n${headers}\r\n\r\n`,
+    );
+    const res = parse(raw);
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ ok: false, error: 'not_found' });
+  });
+});
