@@ -29,6 +29,9 @@ RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+# `npm ci` runs package.json's "prepare" (bin/build-if-stale.js and what it imports), which compiles
+# nothing here: no src/ yet in the build stage, no compiler in the production dependencies.
+COPY bin/build-if-stale.js bin/launch.js bin/node-version.js ./bin/
 
 # Compiles src/ and migrations/ to dist/src/ and dist/migrations/ (tsconfig.build.json).
 FROM toolchain AS build
