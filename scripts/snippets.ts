@@ -27,6 +27,25 @@ export function blocksIn(markdown: string): string[] {
   return [...markdown.matchAll(BLOCK)].map((match) => match[1] as string);
 }
 
+/** The code of each snippet block of the guide, by name: what a reader copies. */
+export function snippetBlocks(markdown: string): Map<string, string> {
+  const code = /<!-- snippet:([a-z0-9-]+) -->\n```ts\n([\s\S]*?)```\n<!-- \/snippet -->/g;
+  return new Map([...markdown.matchAll(code)].map((match) => [match[1] as string, match[2] as string]));
+}
+
+/** The `sh` block after `<!-- run:NAME -->`: commands the guide tells a reader to run. */
+export function shellBlock(markdown: string, name: string): string {
+  const match = new RegExp(`<!-- run:${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(markdown);
+  if (!match?.[1]) throw new Error(`docs/integrating.md has no <!-- run:${name} --> sh block`);
+  return match[1];
+}
+
+/** The packages of the `npm install …` line in a snippet's first comment, if it has one. */
+export function npmPackages(code: string): string[] {
+  const line = /^ \* npm install (.+)$/m.exec(code);
+  return line?.[1] ? line[1].trim().split(/\s+/) : [];
+}
+
 function render(name: string): string {
   const code = readFileSync(path.join(snippetsDir, `${name}.ts`), 'utf8');
   if (code.includes('```')) throw new Error(`docs/snippets/${name}.ts contains a code fence`);

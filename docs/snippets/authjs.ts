@@ -1,8 +1,11 @@
 /**
  * "Sign in with …" with Auth.js: the provider as a generic OpenID Connect provider, and an
  * Auth.js configuration whose session carries the user's id and username.
- * npm install @auth/core (or next-auth, @auth/express, @auth/sveltekit: they take the same config)
+ * npm install @auth/core@0.41
+ * (next-auth, @auth/express and @auth/sveltekit take the same configuration.)
  */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { Auth, type AuthConfig } from '@auth/core';
 import type { OIDCConfig } from '@auth/core/providers';
 
@@ -79,4 +82,39 @@ export function authConfig(options: AuthOptions): AuthConfig {
 /** Every request under /auth/… goes here (frameworks' Auth.js packages do this for you). */
 export function handleAuth(request: Request, config: AuthConfig): Promise<Response> {
   return Auth(request, config);
+}
+
+// `node authjs.ts` runs a site on PORT (4000) for the client CLIENT_ID / CLIENT_SECRET, registered
+// with the redirect URI http://localhost:4000/auth/callback/idp, against the provider IDP_ISSUER.
+if (import.meta.main) {
+  const { IDP_ISSUER = 'http://localhost:3000', CLIENT_ID, CLIENT_SECRET, PORT = '4000' } = process.env;
+  if (!CLIENT_ID || !CLIENT_SECRET) {
+    console.error("Set CLIENT_ID and CLIENT_SECRET to those of the site's client.");
+    process.exit(1);
+  }
+  const config = authConfig({
+    issuer: IDP_ISSUER,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    secret: process.env.AUTH_SECRET ?? randomBytes(33).toString('base64'),
+  });
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
+    if (!url.pathname.startsWith('/auth/')) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<a href="/auth/signin">Sign in</a> · <a href="/auth/session">Session</a>');
+      return;
+    }
+    // Node's request as a web Request and back (what @auth/express and the others do for you).
+    const headers = new Headers();
+    for (const [name, values] of Object.entries(req.headersDistinct))
+      for (const value of values ?? []) headers.append(name, value);
+    const body = req.method === 'POST' ? Buffer.concat(await req.toArray()) : undefined;
+    const response = await handleAuth(new Request(url, { method: req.method, headers, body }), config);
+    res.writeHead(response.status, [...response.headers].flat());
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  server.listen(Number(PORT), () =>
+    process.stdout.write(`Sign in at http://localhost:${PORT}/auth/signin\n`),
+  );
 }

@@ -5,7 +5,7 @@
  * refresh token is useless without that key, and the provider signs the site out when the user
  * signs out there (back-channel logout) or the site signs the user out at the provider
  * (RP-initiated logout).
- * npm install express oauth4webapi jose
+ * npm install express@5 oauth4webapi@3 jose@6
  */
 import { randomBytes } from 'node:crypto';
 import express from 'express';
@@ -296,4 +296,35 @@ export async function createSite(options: SiteOptions) {
   });
 
   return { app, dpop, sessionCount: () => sessions.size };
+}
+
+/** Plain http only for a provider on this machine, during development. */
+function isLoopbackHttp(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(hostname);
+}
+
+// `node oauth4webapi.ts` runs the site on PORT (4000) for the client CLIENT_ID / CLIENT_SECRET,
+// registered with $BASE_URL/callback and $BASE_URL/signed-out (and --id-token-alg ID_TOKEN_ALG),
+// against the provider IDP_ISSUER.
+if (import.meta.main) {
+  const { IDP_ISSUER = 'http://localhost:3000', CLIENT_ID, CLIENT_SECRET, PORT = '4000' } = process.env;
+  const baseUrl = process.env.BASE_URL ?? `http://localhost:${PORT}`;
+  if (!CLIENT_ID || !CLIENT_SECRET) {
+    console.error("Set CLIENT_ID and CLIENT_SECRET to those of the site's client.");
+    process.exit(1);
+  }
+  const { app } = await createSite({
+    issuer: IDP_ISSUER,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: `${baseUrl}/callback`,
+    postLogoutRedirectUri: `${baseUrl}/signed-out`,
+    idTokenAlg: (process.env.ID_TOKEN_ALG ?? 'RS256') as SiteOptions['idTokenAlg'],
+    allowInsecureRequests: isLoopbackHttp(IDP_ISSUER),
+  });
+  app.listen(Number(PORT), (error) => {
+    if (error) throw error;
+    process.stdout.write(`Sign in at ${baseUrl}/login\n`);
+  });
 }

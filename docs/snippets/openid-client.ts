@@ -1,8 +1,9 @@
 /**
  * "Sign in with …" for an Express site, with openid-client v6: discovery, PKCE, state and nonce,
  * the id_token's claims checked, the profile from userinfo, sign-out with revocation.
- * npm install express express-session openid-client
+ * npm install express@5 express-session@1 openid-client@6
  */
+import { randomBytes } from 'node:crypto';
 import express from 'express';
 import session from 'express-session';
 import * as oidc from 'openid-client';
@@ -124,4 +125,33 @@ export async function createSite(options: SiteOptions): Promise<express.Express>
   });
 
   return app;
+}
+
+/** Plain http only for a provider on this machine, during development. */
+function isLoopbackHttp(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(hostname);
+}
+
+// `node openid-client.ts` runs the site on PORT (4000) for the client CLIENT_ID / CLIENT_SECRET,
+// registered with the redirect URI $BASE_URL/callback, against the provider IDP_ISSUER.
+if (import.meta.main) {
+  const { IDP_ISSUER = 'http://localhost:3000', CLIENT_ID, CLIENT_SECRET, PORT = '4000' } = process.env;
+  const baseUrl = process.env.BASE_URL ?? `http://localhost:${PORT}`;
+  if (!CLIENT_ID || !CLIENT_SECRET) {
+    console.error("Set CLIENT_ID and CLIENT_SECRET to those of the site's client.");
+    process.exit(1);
+  }
+  const app = await createSite({
+    issuer: IDP_ISSUER,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: `${baseUrl}/callback`,
+    sessionSecret: process.env.SESSION_SECRET ?? randomBytes(32).toString('base64url'),
+    allowInsecureRequests: isLoopbackHttp(IDP_ISSUER),
+  });
+  app.listen(Number(PORT), (error) => {
+    if (error) throw error;
+    process.stdout.write(`Sign in at ${baseUrl}/login\n`);
+  });
 }

@@ -1,8 +1,9 @@
 /**
  * "Sign in with …" for an Express site, with Passport's generic OAuth 2.0 strategy: state and
  * PKCE kept in the session, the profile from userinfo.
- * npm install express express-session passport passport-oauth2
+ * npm install express@5 express-session@1 passport@0.7 passport-oauth2@1
  */
+import { randomBytes } from 'node:crypto';
 import express from 'express';
 import session from 'express-session';
 import passportModule from 'passport';
@@ -101,4 +102,26 @@ export function createSite(options: SiteOptions): express.Express {
     req.logout((error) => (error ? next(error) : res.redirect('/')));
   });
   return app;
+}
+
+// `node passport.ts` runs the site on PORT (4000) for the client CLIENT_ID / CLIENT_SECRET,
+// registered with the redirect URI $BASE_URL/callback, against the provider IDP_ISSUER.
+if (import.meta.main) {
+  const { IDP_ISSUER = 'http://localhost:3000', CLIENT_ID, CLIENT_SECRET, PORT = '4000' } = process.env;
+  const baseUrl = process.env.BASE_URL ?? `http://localhost:${PORT}`;
+  if (!CLIENT_ID || !CLIENT_SECRET) {
+    console.error("Set CLIENT_ID and CLIENT_SECRET to those of the site's client.");
+    process.exit(1);
+  }
+  const app = createSite({
+    issuer: IDP_ISSUER,
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: `${baseUrl}/callback`,
+    sessionSecret: process.env.SESSION_SECRET ?? randomBytes(32).toString('base64url'),
+  });
+  app.listen(Number(PORT), (error) => {
+    if (error) throw error;
+    process.stdout.write(`Sign in at ${baseUrl}/login\n`);
+  });
 }

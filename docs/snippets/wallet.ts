@@ -22,11 +22,12 @@ export interface Charge {
 
 /** The service refused the charge: `error` is its code (insufficient_funds, idempotency_conflict, …). */
 export class ChargeRefused extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-  ) {
+  readonly status: number;
+  readonly error: string;
+  constructor(status: number, error: string) {
     super(`charge refused: ${status} ${error}`);
+    this.status = status;
+    this.error = error;
   }
 }
 
@@ -63,4 +64,29 @@ export async function chargeOnce(request: ChargeRequest, attempts = 5): Promise<
     throw new ChargeRefused(response.status, refusal.error ?? 'unknown');
   }
   throw new Error(`no answer after ${attempts} attempts; retry later with the same order id`);
+}
+
+// `node wallet.ts ORDER_ID AMOUNT DESCRIPTION` charges the user of ACCESS_TOKEN at the provider
+// IDP_ISSUER once and prints the charge: run it again with the same order, and nothing more is charged.
+if (import.meta.main) {
+  const [orderId, amount, description] = process.argv.slice(2);
+  const { IDP_ISSUER = 'http://localhost:3000', ACCESS_TOKEN } = process.env;
+  if (!orderId || !amount || !description || !ACCESS_TOKEN) {
+    console.error('Usage: ACCESS_TOKEN=at_… node wallet.ts ORDER_ID AMOUNT DESCRIPTION');
+    process.exit(1);
+  }
+  try {
+    const charge = await chargeOnce({
+      issuer: IDP_ISSUER,
+      accessToken: ACCESS_TOKEN,
+      orderId,
+      amount: Number(amount),
+      description,
+    });
+    process.stdout.write(`${JSON.stringify(charge, null, 2)}\n`);
+  } catch (error) {
+    if (!(error instanceof ChargeRefused)) throw error;
+    console.error(error.message);
+    process.exitCode = 1;
+  }
 }

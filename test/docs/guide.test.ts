@@ -4,8 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChargeRefused, chargeOnce } from '../../docs/snippets/wallet.js';
-import { blocksIn, guidePath, snippetNames, updatedGuide } from '../../scripts/snippets.js';
+import { blocksIn, guidePath, shellBlock, snippetNames, updatedGuide } from '../../scripts/snippets.js';
 import { credit } from '../../src/modules/wallet/wallet.service.js';
 import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers/factories.js';
 import { type Provider, startProvider, UserAgent } from './helpers.js';
@@ -27,13 +26,6 @@ describe('the guide’s snippet blocks', () => {
 });
 
 const run = promisify(execFile);
-
-/** The `sh` block after `<!-- run:NAME -->`. */
-function shellBlock(name: string): string {
-  const match = new RegExp(`<!-- run:${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(guide);
-  if (!match?.[1]) throw new Error(`docs/integrating.md has no <!-- run:${name} --> sh block`);
-  return match[1];
-}
 
 let provider: Provider;
 // A fresh embedded database takes a while to migrate on a busy machine: more than the default hook time.
@@ -70,7 +62,7 @@ describe('the guide’s curl examples, run against the service', () => {
 
   /** Runs the block with the shell variables of the guide; its output parsed as JSON. */
   async function curl(name: string, extra: Record<string, string> = {}): Promise<Record<string, unknown>> {
-    const { stdout } = await run('bash', ['-euc', shellBlock(name)], { env: { ...env, ...extra } });
+    const { stdout } = await run('bash', ['-euc', shellBlock(guide, name)], { env: { ...env, ...extra } });
     return JSON.parse(stdout) as Record<string, unknown>;
   }
 
@@ -143,27 +135,6 @@ describe('the guide’s curl examples, run against the service', () => {
     const history = await curl('wallet-transactions', bearer);
     expect(history).toMatchObject({ ok: true, next_cursor: null });
     expect(history.transactions).toEqual([first.transaction]);
-  });
-
-  it('charges once with the wallet snippet, also when the same order is sent again', async () => {
-    const order = {
-      issuer: provider.issuer,
-      accessToken: tokens.access_token as string,
-      orderId: '1001',
-      amount: 1.25,
-      description: 'Potion',
-    };
-    const first = await chargeOnce(order);
-    expect(first.balance).toBe(8.75);
-    const again = await chargeOnce(order);
-    expect(again.transaction.id).toBe(first.transaction.id);
-    await expect(chargeOnce({ ...order, orderId: '1002', amount: 100 })).rejects.toEqual(
-      new ChargeRefused(402, 'insufficient_funds'),
-    );
-    await expect(chargeOnce({ ...order, amount: 2 })).rejects.toMatchObject({
-      status: 409,
-      error: 'idempotency_conflict',
-    });
   });
 
   it('refreshes, then revokes the grant, after which the token is refused', async () => {
