@@ -36,6 +36,8 @@ export function serviceEnv(
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
     COOKIE_SECRET,
+    // No mail server: production refuses to start without one unless told that no mail is sent.
+    MAIL_DISABLED: '1',
     // The limiter runs on every request, as in production, with limits a load test never reaches
     // (one load generator is one IP, and the hot-wallet scenario is one token).
     RATE_LIMIT_PUBLIC_PER_MIN: '1000000',

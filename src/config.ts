@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { brandSettings, mailbox } from './config-brand.js';
+import { mailSettings, mailSettingsProblem } from './config-mail.js';
 import { accountLimit, rateLimitSettings } from './config-rate-limits.js';
 
 /**
@@ -121,31 +122,7 @@ export const settings = {
     .describe(
       'Honour `X-Forwarded-For`/`-Proto` from: `false` (default), `true` (any peer), or proxy addresses/CIDRs.',
     ),
-  SMTP_URL: z
-    .string()
-    .trim()
-    .refine((value) => {
-      try {
-        const url = new URL(value);
-        return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
-      } catch {
-        return false;
-      }
-    }, 'must be an smtp:// or smtps:// URL')
-    .optional()
-    .describe(
-      'Where e-mail is sent: `smtp://user:pass@host:587` (STARTTLS when the server offers it) or `smtps://…:465` (TLS from the start). Unset: each message is written to `DATA_DIR/outbox/` as an `.eml` file and its links are logged (development; production warns).',
-    ),
-  MAIL_FROM: z
-    .string()
-    .trim()
-    .max(320)
-    .regex(
-      /^(?:[^<>\r\n]*<[^<>\s@]+@[^<>\s@]+>|[^<>\s@]+@[^<>\s@]+)$/,
-      'must be an address, or a name followed by <address>',
-    )
-    .optional()
-    .describe('The sender of every message. Default `<BRAND_NAME> <no-reply@host of PUBLIC_URL>`.'),
+  ...mailSettings,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -250,6 +227,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const parsed = result.data;
+  if (parsed.MAIL_DISABLED && parsed.SMTP_URL)
+    throw new ConfigError(
+      'invalid configuration: MAIL_DISABLED=1 and SMTP_URL contradict each other: unset one',
+    );
   const publicUrl = parsed.PUBLIC_URL ?? `http://localhost:${parsed.PORT}`;
 
   if (parsed.NODE_ENV === 'production') {
@@ -275,7 +256,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 /**
- * Settings that only a server refuses (the CLI does not listen).
+ * Settings that only a server refuses: the CLI does not listen, and sends no queued mail (an
+ * operator can still run `idp mail outbox` on a production database without SMTP_URL).
  * @throws ConfigError
  */
 export function assertServable(config: Config): void {
@@ -283,6 +265,8 @@ export function assertServable(config: Config): void {
     // The issuer is derived from the port; a port the kernel has not chosen yet gives none.
     throw new ConfigError('invalid configuration: PUBLIC_URL must be set when PORT is 0 (any free port)');
   }
+  const mailProblem = mailSettingsProblem(config);
+  if (mailProblem) throw new ConfigError(mailProblem);
 }
 
 /** Where the service says its database lives, without credentials. */

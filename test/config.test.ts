@@ -161,6 +161,55 @@ describe('loadConfig', () => {
         'http://localhost:3000',
       );
     });
+
+    const production = {
+      NODE_ENV: 'production',
+      COOKIE_SECRET: secret,
+      PUBLIC_URL: 'https://id.example.com',
+    };
+    it('refuses to serve without SMTP_URL, where mail would go to files and users wait for nothing', () => {
+      let error: unknown;
+      try {
+        assertServable(loadConfig(production));
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(
+        /^refusing to start with NODE_ENV=production: SMTP_URL must be set \(smtp:.*\), or MAIL_DISABLED=1 to send no e-mail at all/,
+      );
+      expect((error as Error).message).not.toContain('\n');
+      // The CLI does not send the outbox: it still runs there (idp mail outbox, idp users …).
+      expect(loadConfig(production).SMTP_URL).toBeUndefined();
+    });
+
+    it('serves with SMTP_URL, or with MAIL_DISABLED=1 said explicitly', () => {
+      const smtp = loadConfig({ ...production, SMTP_URL: 'smtps://mail.example.com' });
+      expect(() => assertServable(smtp)).not.toThrow();
+      expect(smtp.MAIL_DISABLED).toBe(false);
+      for (const value of ['1', 'true']) {
+        const disabled = loadConfig({ ...production, MAIL_DISABLED: value });
+        expect(() => assertServable(disabled)).not.toThrow();
+        expect(disabled.MAIL_DISABLED).toBe(true);
+      }
+      for (const value of ['0', 'false', '']) {
+        const config = loadConfig({ ...production, MAIL_DISABLED: value });
+        expect(config.MAIL_DISABLED).toBe(false);
+        expect(() => assertServable(config)).toThrow(/SMTP_URL must be set/);
+      }
+    });
+  });
+
+  it('reads MAIL_DISABLED as 1/true or 0/false only, and refuses it beside SMTP_URL', () => {
+    expect(loadConfig({}).MAIL_DISABLED).toBe(false);
+    expect(() => loadConfig({ MAIL_DISABLED: 'yes' })).toThrow(
+      /^invalid configuration: MAIL_DISABLED must be 1 \(or true\) to turn e-mail off, or 0 \(false\)$/,
+    );
+    expect(() => loadConfig({ MAIL_DISABLED: '1', SMTP_URL: 'smtp://mail.example.com' })).toThrow(
+      /MAIL_DISABLED=1 and SMTP_URL contradict each other: unset one/,
+    );
+    // Outside production mail without SMTP_URL goes to DATA_DIR/outbox/: nothing to refuse.
+    expect(() => assertServable(loadConfig({ NODE_ENV: 'development' }))).not.toThrow();
   });
 
   it('describes the database without its password', () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 // @ts-expect-error bin/ is plain JavaScript without declarations
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../bin/launch.js';
-import { loadConfig } from '../src/config.js';
+import { assertServable, loadConfig } from '../src/config.js';
 
 /**
  * The container packaging, checked without a Docker engine: the Dockerfile and docker-compose.yml
@@ -201,7 +201,22 @@ const healthcheckCommand = (service: Service | undefined): string[] => {
 };
 
 /** What a user starting the stack provides, as in the comment at the top of docker-compose.yml. */
-const shellEnv = { COOKIE_SECRET: 'a-local-cookie-secret-of-more-than-32-characters' };
+const shellEnv = {
+  COOKIE_SECRET: 'a-local-cookie-secret-of-more-than-32-characters',
+  SMTP_URL: 'smtp://mailer:secret@smtp.example.com:587',
+};
+
+/** The variables a compose file reads from the shell or .env (`${NAME…}`). */
+const interpolated = (file: string) =>
+  new Set([...read(file).matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)].map((match) => match[1] as string));
+
+/** .env.example as docker compose reads a .env: `NAME=value` lines, comments and blanks skipped. */
+const envExample = Object.fromEntries(
+  read('.env.example')
+    .split(/\r?\n/)
+    .filter((line) => /^[A-Z][A-Z0-9_]*=/.test(line))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+) as Record<string, string>;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -475,11 +490,81 @@ describe('docker-compose.yml', () => {
     expect(config.cookieSecretIsDefault).toBe(false);
     expect(config.PUBLIC_URL).toBe('http://localhost:3000');
     expect(config.DATABASE_URL).toMatch(/@db:5432\//);
+    expect(() => assertServable(config)).not.toThrow();
   });
 
   it('refuses to start the stack without a COOKIE_SECRET instead of running with a default', () => {
     expect(() => environmentOf(idp, {})).toThrow(/COOKIE_SECRET/);
     expect(() => environmentOf(idp, { COOKIE_SECRET: '' })).toThrow(/COOKIE_SECRET/);
+  });
+});
+
+describe('what production needs, passed on by both compose files from the shell or .env', () => {
+  const files = ['docker-compose.yml', 'docker-compose.instances.yml'];
+  const idpOf = (file: string) =>
+    (parseYaml(read(file)) as { services: Record<string, Service> }).services.idp;
+  const given = {
+    SMTP_URL: 'smtps://mailer:p4ss@smtp.example.com:465',
+    MAIL_FROM: 'Northwind ID <id@northwind.example>',
+    METRICS_TOKEN: 'm'.repeat(40),
+    BRAND_NAME: 'Northwind ID',
+    BRAND_LOGO_URL: 'https://static.northwind.example/logo.svg',
+    BRAND_ACCENT_COLOR: '#0b5d1e',
+    COOKIE_SECRET_PREVIOUS: 'p'.repeat(40),
+  };
+
+  it.each(files)('%s passes each mail, metrics and branding setting, and the service reads it', (file) => {
+    const env = { ...runtimeEnv, ...environmentOf(idpOf(file), { ...shellEnv, ...given }) };
+    expect(env).toMatchObject(given);
+    const config = loadConfig(env);
+    expect(config).toMatchObject({ ...given, COOKIE_SECRET_PREVIOUS: [given.COOKIE_SECRET_PREVIOUS] });
+    expect(() => assertServable(config)).not.toThrow();
+
+    const disabled = environmentOf(idpOf(file), {
+      COOKIE_SECRET: shellEnv.COOKIE_SECRET,
+      MAIL_DISABLED: '1',
+    });
+    expect(disabled.MAIL_DISABLED).toBe('1');
+    expect(loadConfig({ ...runtimeEnv, ...disabled }).MAIL_DISABLED).toBe(true);
+  });
+
+  it.each(files)('%s passes an unset one empty, which the service reads as unset', (file) => {
+    const env = environmentOf(idpOf(file), { COOKIE_SECRET: shellEnv.COOKIE_SECRET });
+    for (const name of [...Object.keys(given), 'MAIL_DISABLED']) expect(env[name], name).toBe('');
+    const config = loadConfig({ ...runtimeEnv, ...env, MAIL_DISABLED: '1' });
+    expect(config).toMatchObject({ BRAND_NAME: 'idp', METRICS_TOKEN: undefined, SMTP_URL: undefined });
+  });
+
+  it.each(files)(
+    '%s with neither SMTP_URL nor MAIL_DISABLED=1 makes a server that refuses to start',
+    (file) => {
+      const env = environmentOf(idpOf(file), { COOKIE_SECRET: shellEnv.COOKIE_SECRET });
+      expect(() => assertServable(loadConfig({ ...runtimeEnv, ...env }))).toThrow(
+        /NODE_ENV=production: SMTP_URL must be set .*or MAIL_DISABLED=1/,
+      );
+    },
+  );
+
+  it('.env.example lists exactly the variables the compose files read, each with a comment', () => {
+    const read = new Set(files.flatMap((file) => [...interpolated(file)]));
+    expect(Object.keys(envExample).sort()).toEqual([...read].sort());
+    const lines = readFileSync(path.join(root, '.env.example'), 'utf8').split(/\r?\n/);
+    for (const name of Object.keys(envExample)) {
+      const at = lines.findIndex((line) => line.startsWith(`${name}=`));
+      expect(lines[at - 1], `the line above ${name}= explains it`).toMatch(/^#/);
+    }
+  });
+
+  it('.env.example, copied to .env with the required values filled in, starts both stacks', () => {
+    // Its values are empty: nothing but what the operator fills in reaches the service.
+    expect(Object.values(envExample).every((value) => value === '')).toBe(true);
+    for (const file of files) {
+      expect(() => environmentOf(idpOf(file), envExample)).toThrow(/COOKIE_SECRET/);
+      const filled = { ...envExample, COOKIE_SECRET: shellEnv.COOKIE_SECRET, MAIL_DISABLED: '1' };
+      const config = loadConfig({ ...runtimeEnv, ...environmentOf(idpOf(file), filled) });
+      expect(() => assertServable(config)).not.toThrow();
+      expect(config.MAIL_DISABLED).toBe(true);
+    }
   });
 });
 

@@ -12,7 +12,7 @@ import {
   type QueuedMail,
   renewClaim,
 } from './outbox.repository.js';
-import { describeMailError, type MailLog, type MailTransport } from './transport.js';
+import { describeMailError, type MailLog, MailNotSendable, type MailTransport } from './transport.js';
 
 export interface MailWorkerOptions {
   /** How often the outbox is looked at without being woken. */
@@ -51,7 +51,8 @@ export { backoffMs };
 /**
  * Sends the outbox, one per instance. It claims due messages for a lease, sends
  * each (its lease renewed as its send starts), and records the outcome; a failure is retried with
- * exponential backoff until `maxAttempts`, then kept as failed. Woken by the database's announcement of a committed message
+ * exponential backoff until `maxAttempts`, then kept as failed; a send refused for good
+ * (MailNotSendable: MAIL_DISABLED=1) is kept as failed at once. Woken by the database's announcement of a committed message
  * (every instance hears it; the claim decides which sends), and by its poll otherwise.
  *
  * Delivery is at least once: an instance that dies after the SMTP server took a message but before
@@ -137,7 +138,7 @@ export class MailWorker {
     } catch (error) {
       const now = this.ctx.clock.now();
       const description = describeMailError(error, this.ctx.config);
-      const givingUp = mail.attempts >= this.options.maxAttempts;
+      const givingUp = error instanceof MailNotSendable || mail.attempts >= this.options.maxAttempts;
       const retryAt = givingUp ? null : new Date(now.getTime() + backoffMs(mail.attempts, this.options));
       await markMailFailed(this.db, mail, {
         now,
@@ -145,7 +146,9 @@ export class MailWorker {
         retryAt,
         purgeAfter: new Date(now.getTime() + this.options.keepFailedMs),
       });
-      if (givingUp) this.log.warn({ ...about, error: description }, 'mail: sending failed; given up');
+      // Turned off on purpose: what the operator asked for, not a failure to look into.
+      if (error instanceof MailNotSendable) this.log.info({ ...about, error: description }, 'mail: not sent');
+      else if (givingUp) this.log.warn({ ...about, error: description }, 'mail: sending failed; given up');
       else this.log.warn({ ...about, error: description, retryAt }, 'mail: sending failed; will retry');
       return false;
     }

@@ -21,8 +21,8 @@ export interface SendResult {
 }
 
 export interface MailTransport {
-  /** `smtp`, or `file` for the development fallback. */
-  readonly kind: 'smtp' | 'file';
+  /** `smtp`, `file` for the development fallback, or `disabled` (MAIL_DISABLED=1: nothing is sent). */
+  readonly kind: 'smtp' | 'file' | 'disabled';
   /** @throws the transport's error (refused connection, rejected recipient…) */
   send(mail: OutgoingMail): Promise<SendResult>;
   close(): void;
@@ -78,7 +78,9 @@ function smtpTransport(config: Config, url: string): MailTransport {
 /**
  * The development fallback: each message as an RFC 5322 file (CRLF line ends) in DATA_DIR/outbox/,
  * and its links logged, so a developer can follow a verification or reset link without a mail
- * server. Production warns about it at start (startupMailWarning).
+ * server. A production server does not start without SMTP_URL (assertServable); should the fallback
+ * run there anyway (the CLI's `mail test`), it logs the file only: the links carry live tokens, and
+ * logs travel further than the database.
  */
 function fileTransport(config: Config, log: MailLog): MailTransport {
   const directory = path.join(config.DATA_DIR, 'outbox');
@@ -92,24 +94,48 @@ function fileTransport(config: Config, log: MailLog): MailTransport {
       const stamp = new Date().toISOString().replace(/[:.]/g, '-');
       const file = path.join(directory, `${stamp}-${randomBytes(4).toString('hex')}.eml`);
       await writeFile(file, info.message as Buffer, { mode: 0o600 });
-      log.info(
-        { file, links: linksIn(mail.text) },
-        'mail: no SMTP_URL, so the message was written to a file (its links are logged for development)',
-      );
+      if (config.NODE_ENV === 'production')
+        log.info({ file }, 'mail: no SMTP_URL, so the message was written to a file');
+      else
+        log.info(
+          { file, links: linksIn(mail.text) },
+          'mail: no SMTP_URL, so the message was written to a file (its links are logged for development)',
+        );
       return { messageId: info.messageId, file };
     },
     close: () => transporter.close(),
   };
 }
 
+/** A send refused for good, whatever the next attempt: the outbox gives the message up at once. */
+export class MailNotSendable extends Error {
+  override name = 'MailNotSendable';
+}
+
+/** MAIL_DISABLED=1: every send is refused for good, so each message is recorded as given up. */
+function disabledTransport(): MailTransport {
+  return {
+    kind: 'disabled',
+    send: async () => {
+      throw new MailNotSendable('not sent: e-mail is turned off (MAIL_DISABLED=1)');
+    },
+    close: () => undefined,
+  };
+}
+
 export function createMailTransport(config: Config, log: MailLog): MailTransport {
+  if (config.MAIL_DISABLED) return disabledTransport();
   return config.SMTP_URL ? smtpTransport(config, config.SMTP_URL) : fileTransport(config, log);
 }
 
-/** What the start logs about mail: a warning in production without SMTP_URL. */
-export function startupMailWarning(config: Pick<Config, 'NODE_ENV' | 'SMTP_URL'>): string | undefined {
+/** What the start logs about mail: a warning when mail is turned off, or not sent in production. */
+export function startupMailWarning(
+  config: Pick<Config, 'NODE_ENV' | 'SMTP_URL'> & Partial<Pick<Config, 'MAIL_DISABLED'>>,
+): string | undefined {
+  if (config.MAIL_DISABLED)
+    return 'MAIL_DISABLED=1: no e-mail is sent; each message is recorded as given up (idp mail outbox --failed)';
   if (config.NODE_ENV !== 'production' || config.SMTP_URL) return undefined;
-  return 'SMTP_URL is not set: e-mail is written to DATA_DIR/outbox/ instead of being sent, and its links (with their tokens) are logged';
+  return 'SMTP_URL is not set: e-mail is written to DATA_DIR/outbox/ instead of being sent';
 }
 
 /**
