@@ -66,7 +66,8 @@ async function renderStep(
       wrong: page.wrong ?? false,
       // The code field serves TOTP and recovery codes; an account with passkeys only has none.
       codeForm: page.factors.totp || !page.factors.passkey,
-      passkeySignIn: passkeySignInData(),
+      // "Use a passkey" only for an account that has one: it would fail for any other.
+      passkeySignIn: page.factors.passkey ? passkeySignInData() : null,
       requestId: page.flow.requestId,
       returnTo: page.flow.returnTo,
       signinHref: `/signin${flowQueryString(page.flow)}`,

@@ -366,15 +366,12 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     }, 240_000);
   }
 
-  it('is used by keyboard in a sensible order, with a visible focus ring', async () => {
+  it('is used by keyboard in a sensible order, with a visible focus ring, from the username it opens on', async () => {
     const context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.phone });
     contexts.push(context);
     const page = await context.newPage();
-    await page.goto(`${base}/signin`);
-    const order: string[] = [];
-    for (let i = 0; i < 11; i++) {
-      await page.keyboard.press('Tab');
-      const focused = await page.evaluate(() => {
+    const focused = () =>
+      page.evaluate(() => {
         const element = document.activeElement as HTMLElement;
         const style = getComputedStyle(element);
         return {
@@ -383,16 +380,23 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
           outline: `${style.outlineStyle} ${style.outlineWidth}`,
         };
       });
-      order.push(focused.name);
-      expect(focused.outline, focused.name).toMatch(/^solid [1-9]/);
-    }
-    expect(order).toEqual([
-      'Skip to content',
-      // The service's name, a link to the landing page.
-      'idp',
-      'en',
-      'ru',
-      'username',
+    /** The names of the elements `key` reaches, `count` presses in a row, each with its focus ring. */
+    const walk = async (key: string, count: number) => {
+      const order: string[] = [];
+      for (let i = 0; i < count; i++) {
+        await page.keyboard.press(key);
+        const now = await focused();
+        order.push(now.name);
+        expect(now.outline, now.name).toMatch(/^solid [1-9]/);
+      }
+      return order;
+    };
+    // The sign-in page opens with the focus in the username field (autofocus): type at once.
+    await page.goto(`${base}/signin`);
+    expect(await focused()).toEqual({ name: 'username', outline: expect.stringMatching(/^solid [1-9]/) });
+    await page.keyboard.type('typed');
+    expect(await page.locator('#username').inputValue()).toBe('typed');
+    expect(await walk('Tab', 6)).toEqual([
       'password',
       // The show-password toggle, right after its field.
       'Show',
@@ -402,9 +406,11 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
       'Forgot your password?',
       'Create an account',
     ]);
-    // The skip link moves the focus to the page's content.
+    // Before the username, in the page's order: the language switch, the service's name (a link
+    // to the landing page), and the skip link first.
     await page.goto(`${base}/signin`);
-    await page.keyboard.press('Tab');
+    expect(await walk('Shift+Tab', 4)).toEqual(['ru', 'en', 'idp', 'Skip to content']);
+    // The skip link moves the focus to the page's content.
     await page.keyboard.press('Enter');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('main');
   });

@@ -227,7 +227,7 @@ describe('every page in Russian', () => {
     const page = await get('/signup', ru);
     expect(h1(page)).toBe('Создание аккаунта');
     expect(page.body).toContain('Электронная почта <span class="optional">(необязательно)</span>');
-    expect(page.body).toContain('Не менее 8 символов.');
+    expect(page.body).toContain('Не менее 8 символов и не из 10\u00a0000 самых распространённых паролей');
 
     const browser = new Browser(t.app);
     browser.cookies.set('lang', 'ru');

@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendPasswordResetByOperator } from '../../src/modules/accounts/password-reset.service.js';
 import { totpCodeAt } from '../../src/modules/mfa/totp-code.js';
+import { insertPasskey } from '../../src/modules/passkeys/passkeys.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, hiddenFields, unescapeHtml } from '../helpers/browser.js';
 import { depsOf, makeClient, makeUser, type TestClient, type TestUser } from '../helpers/factories.js';
@@ -286,6 +287,48 @@ describe('/signin/second-factor', () => {
     expect(sessionCookie(browser)).toBeUndefined();
     const signIn = await browser.signIn({ username: user.username, password: newPassword });
     expect(signIn.headers.location).toBe('/signin/second-factor');
+  });
+});
+
+describe('the second step offers "Use a passkey" only to an account that has one', () => {
+  /** The second step a browser reaches after the password. */
+  async function secondStep(user: TestUser): Promise<string> {
+    const browser = new Browser(t.app);
+    const password = await browser.signIn(user);
+    expect(password.headers.location).toBe('/signin/second-factor');
+    const page = await browser.get('/signin/second-factor');
+    expect(page.statusCode).toBe(200);
+    return page.body;
+  }
+
+  it('shows an authenticator app account the code field alone, without the passkey scripts', async () => {
+    const { user } = await enrolledUser();
+    const page = await secondStep(user);
+    expect(page).toContain('name="code"');
+    expect(page).not.toContain('data-passkey-signin');
+    expect(page).not.toContain('Use a passkey');
+    expect(page).not.toMatch(/passkeys\.js|webauthn-browser\.js/);
+  });
+
+  it('adds "Use a passkey" once the account has a passkey too', async () => {
+    const { user } = await enrolledUser();
+    await insertPasskey(t.database.db, {
+      userId: user.id,
+      credentialId: `credential-of-${user.username}`,
+      publicKey: 'A'.repeat(43),
+      counter: 0,
+      transports: ['internal'],
+      aaguid: '00000000-0000-0000-0000-000000000000',
+      backupEligible: false,
+      backedUp: false,
+      name: 'Laptop',
+      createdAt: t.clock.now(),
+    });
+    const page = await secondStep(user);
+    expect(page).toContain('name="code"');
+    expect(page).toContain('data-passkey-signin');
+    expect(page).toContain('Use a passkey');
+    expect(page).toMatch(/<script src="\/assets\/passkeys\.js\?v=[\w-]+" defer><\/script>/);
   });
 });
 

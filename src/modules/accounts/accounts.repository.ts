@@ -72,10 +72,14 @@ export async function findUserByUsername(db: Kysely<Database>, username: string)
   return row && toUser(row);
 }
 
-/**
- * The user and its password hash, for the one check of a password (`authenticate`). A deleted
- * account has none: its sign-in is answered as an unknown user's.
- */
+/** Whether a user has this name or one like it (the skeleton: case, look-alikes), deleted ones included. */
+export async function isUsernameTaken(db: Kysely<Database>, username: string): Promise<boolean> {
+  const key = usernameSkeleton(username);
+  const found = db.selectFrom('users').select('id').where('username_skeleton', '=', key);
+  return (await found.executeTakeFirst()) !== undefined;
+}
+
+/** The user and its password hash, for `authenticate`; a deleted account has none (answered as unknown). */
 export async function findCredentials(
   db: Kysely<Database>,
   username: string,
@@ -87,10 +91,7 @@ export async function findCredentials(
   return row && { user: toUser(row), passwordHash: row.password_hash };
 }
 
-/**
- * The user by username (case-insensitive), locked until the transaction ends, so a
- * read-modify-write of the profile cannot interleave with another one.
- */
+/** The user by username (case-insensitive), locked until the transaction ends (a read-modify-write). */
 export async function lockUserByUsername(
   trx: Transaction<Database>,
   username: string,

@@ -3,13 +3,7 @@ import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
-import {
-  hashPassword,
-  PASSWORD_MAX_LENGTH,
-  type PasswordProblem,
-  passwordProblem,
-  verifyPassword,
-} from '../../lib/password.js';
+import { hashPassword, PASSWORD_MAX_LENGTH, verifyPassword } from '../../lib/password.js';
 import { isUniqueViolation, parseInput } from '../../lib/validation.js';
 import { endAccess } from '../oauth/access.service.js';
 import { type UpdateProfileInput, updateProfileSchema } from '../profiles/profiles.schemas.js';
@@ -26,11 +20,8 @@ import {
 import {
   type CreateUserInput,
   createUserSchema,
-  emailSchema,
   normalizeUsername,
   USERNAME_INPUT_MAX_LENGTH,
-  USERNAME_PATTERN,
-  usernameSchema,
 } from './accounts.schemas.js';
 import { endBrowserSessions } from './session-end.service.js';
 import type { SignInResult, TrustedSource } from './sign-in-result.js';
@@ -191,57 +182,6 @@ function setDisabled(
     }
     return presentUserStatus(user);
   });
-}
-
-/** The fields of the sign-up form. */
-export type SignUpField = 'username' | 'password' | 'email';
-
-/** What is wrong with a field of the sign-up form; the page says it in the reader's language. */
-export type SignUpProblem =
-  | 'username_format'
-  | 'username_reserved'
-  | 'username_taken'
-  | PasswordProblem
-  | 'email_invalid'
-  | 'email_too_long';
-
-type SignUpErrors = Partial<Record<SignUpField, SignUpProblem>>;
-export type SignUpResult = { ok: true; user: CreatedUser } | { ok: false; errors: SignUpErrors };
-
-/** Sign-up from the web form: each field checked on its own, so the page shows each problem by it. */
-export async function signUp(
-  db: Kysely<Database>,
-  ctx: Context,
-  form: { username: string; password: string; email: string },
-  then?: (trx: Kysely<Database>, user: User) => Promise<void>,
-): Promise<SignUpResult> {
-  const errors: SignUpErrors = {};
-  if (!usernameSchema.safeParse(form.username).success) {
-    errors.username = USERNAME_PATTERN.test(
-      normalizeUsername(form.username.slice(0, USERNAME_INPUT_MAX_LENGTH)),
-    )
-      ? 'username_reserved'
-      : 'username_format';
-  }
-  const password = passwordProblem(form.password);
-  if (password) errors.password = password;
-  const emailText = form.email.trim();
-  if (emailText !== '') {
-    const email = emailSchema.safeParse(emailText);
-    if (!email.success)
-      errors.email = email.error.issues.some((issue) => issue.code === 'too_big')
-        ? 'email_too_long'
-        : 'email_invalid';
-  }
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
-  try {
-    const email = emailText === '' ? undefined : emailText;
-    const user = await createUser(db, ctx, { username: form.username, password: form.password, email }, then);
-    return { ok: true, user };
-  } catch (error) {
-    if (error instanceof UsernameTaken) return { ok: false, errors: { username: 'username_taken' } };
-    throw error;
-  }
 }
 
 /**

@@ -6,7 +6,6 @@ import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { enqueueMail, type MailLocale } from '../mail/mail.service.js';
 import { findUserById, lockUserById, markEmailVerified, updateUser } from './accounts.repository.js';
-import { type SignUpResult, signUp } from './accounts.service.js';
 import { emailChangedNotice } from './email-change-mail.js';
 import {
   consumeEmailVerification,
@@ -16,6 +15,7 @@ import {
   type UsedEmailLink,
 } from './email-verification.repository.js';
 import { endPendingPasswordResets } from './password-resets.repository.js';
+import { type SignUpResult, signUp } from './sign-up.service.js';
 import { verificationMail } from './verification-mail.js';
 
 /** How long a verification link works (24 h). */

@@ -9,6 +9,7 @@ import { enPasskeys } from './en-passkeys.js';
 import { enPasswordReset } from './en-password-reset.js';
 import { enReauth } from './en-reauth.js';
 import { enSecurity } from './en-security.js';
+import { enSignUp } from './en-sign-up.js';
 import type { LocaleDefinition } from './messages.js';
 
 export const en: LocaleDefinition = {
@@ -60,27 +61,7 @@ export const en: LocaleDefinition = {
         account_disabled: 'This account has been disabled, so it cannot sign in.',
       },
     },
-    signup: {
-      heading: 'Create an account',
-      correctFields: 'Please correct the fields marked below.',
-      usernameHint: '3–32 letters a–z, digits and _, not only digits.',
-      passwordHint: `At least ${PASSWORD_MIN_LENGTH} characters.`,
-      submit: 'Create account',
-      haveAccount: 'Already have an account?',
-      signIn: 'Sign in',
-      problems: {
-        username_format:
-          'Username must be 3–32 characters of letters a–z, digits and _, and not only digits.',
-        username_reserved: 'This username is reserved; choose another one.',
-        username_taken: 'This username is already taken; choose another one.',
-        password_too_short: `Password must be at least ${PASSWORD_MIN_LENGTH} characters.`,
-        password_too_long: `Password must be at most ${PASSWORD_MAX_LENGTH} characters.`,
-        password_too_common:
-          'This password is one of the most common ones, which attackers try first; choose another.',
-        email_invalid: 'Enter a valid e-mail address, or leave the field empty.',
-        email_too_long: 'The e-mail address must be at most 254 characters.',
-      },
-    },
+    signup: enSignUp,
     consent: {
       heading: (client) => `Allow ${client} to use your account?`,
       siteAt: (client) => `${client} is the site at`,

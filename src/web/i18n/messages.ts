@@ -1,4 +1,3 @@
-import type { SignUpProblem } from '../../modules/accounts/accounts.service.js';
 import type { PasswordChangeProblem } from '../../modules/accounts/password.service.js';
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
@@ -9,6 +8,7 @@ import type { EntryTexts } from './entry-texts.js';
 import type { LogoutTexts } from './logout-texts.js';
 import type { ReauthTexts } from './reauth-texts.js';
 import type { SecurityTexts } from './security-texts.js';
+import type { SignUpTexts } from './sign-up-texts.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
 export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
@@ -112,16 +112,7 @@ export interface Messages {
     forgotPassword: string;
     errors: Record<SignInError, string>;
   };
-  signup: {
-    heading: string;
-    correctFields: string;
-    usernameHint: string;
-    passwordHint: string;
-    submit: string;
-    haveAccount: string;
-    signIn: string;
-    problems: Record<SignUpProblem, string>;
-  };
+  signup: SignUpTexts;
   consent: {
     heading: (client: string) => string;
     /** Followed by the site's URL. */

@@ -9,6 +9,7 @@ import { ruPasskeys } from './ru-passkeys.js';
 import { ruPasswordReset } from './ru-password-reset.js';
 import { ruReauth } from './ru-reauth.js';
 import { ruSecurity } from './ru-security.js';
+import { ruSignUp } from './ru-sign-up.js';
 
 export const ru: LocaleDefinition = {
   dateLocale: 'ru-RU',
@@ -64,27 +65,7 @@ export const ru: LocaleDefinition = {
         account_disabled: 'Этот аккаунт отключён, войти в него нельзя.',
       },
     },
-    signup: {
-      heading: 'Создание аккаунта',
-      correctFields: 'Исправьте отмеченные ниже поля.',
-      usernameHint: 'От 3 до 32 символов: латинские буквы a–z, цифры и _, не только цифры.',
-      passwordHint: `Не менее ${PASSWORD_MIN_LENGTH} символов.`,
-      submit: 'Создать аккаунт',
-      haveAccount: 'Уже есть аккаунт?',
-      signIn: 'Войти',
-      problems: {
-        username_format:
-          'Имя пользователя должно содержать от 3 до 32 символов: латинские буквы a–z, цифры и _, и не состоять только из цифр.',
-        username_reserved: 'Это имя зарезервировано, выберите другое.',
-        username_taken: 'Это имя уже занято, выберите другое.',
-        password_too_short: `Пароль должен быть не короче ${PASSWORD_MIN_LENGTH} символов.`,
-        password_too_long: `Пароль должен быть не длиннее ${PASSWORD_MAX_LENGTH} символов.`,
-        password_too_common:
-          'Это один из самых распространённых паролей, их подбирают первыми; выберите другой.',
-        email_invalid: 'Введите правильный адрес электронной почты или оставьте поле пустым.',
-        email_too_long: 'Адрес электронной почты должен быть не длиннее 254 символов.',
-      },
-    },
+    signup: ruSignUp,
     consent: {
       heading: (client) => `Разрешить «${client}» доступ к вашему аккаунту?`,
       siteAt: (client) => `«${client}» — это сайт`,

@@ -4,7 +4,8 @@ import { fixedClock } from '../../../src/lib/clock.js';
 import { commonPasswords } from '../../../src/lib/common-passwords.js';
 import { hashPassword } from '../../../src/lib/password.js';
 import { findUserByUsername, insertUser } from '../../../src/modules/accounts/accounts.repository.js';
-import { authenticate, createUser, signUp } from '../../../src/modules/accounts/accounts.service.js';
+import { authenticate, createUser } from '../../../src/modules/accounts/accounts.service.js';
+import { signUp } from '../../../src/modules/accounts/sign-up.service.js';
 import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 
