@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,13 +7,17 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { openPostgres } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A migrated embedded database (`dumpDataDir()` tarball) that test databases start from. */
     pgliteTemplate: string;
+    /** On PostgreSQL: a migrated database that test databases are created from (`create database … template`). */
+    postgresTemplate: string;
   }
 }
 
@@ -21,9 +26,12 @@ declare module 'vitest' {
  * - compiles the service once (`npm run build` into dist/): the tests that start `bin/idp.js` and
  *   `bin/server.js` as child processes run the build (IDP_RUN_BUILD=1, see bin/launch.js), the code
  *   the Docker image runs, instead of transpiling the sources at every start;
- * - on PGlite, migrates one embedded database and saves it as a template. Creating an embedded
+ * - migrates one embedded database and saves it as a template. Creating an embedded
  *   database runs initdb (about 4 s of CPU here) and then the migrations; a copy of the template
  *   opens in under a second, and every test file makes at least one.
+ * - on PostgreSQL, likewise migrates one database that the server copies for each test database
+ *   (`create database … template`, 0.1 to 0.5 s here), instead of running every migration again
+ *   in each (0.8 to 1.7 s each, measured on two busy cores).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const root = path.resolve(import.meta.dirname, '..');
@@ -45,7 +53,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ].join('; '),
   );
 
-  if (process.env.TEST_DATABASE_URL) return async () => undefined; // test databases are PostgreSQL's
+  // The embedded template on PostgreSQL runs too: some files start PGlite whatever the run's database.
+  const teardowns = await Promise.all([
+    pgliteTemplate(project),
+    ...(process.env.TEST_DATABASE_URL ? [postgresTemplate(project, process.env.TEST_DATABASE_URL)] : []),
+  ]);
+  return async () => {
+    for (const teardown of teardowns) await teardown();
+  };
+}
+
+/** Migrates an embedded database and saves it as a tarball; the returned teardown removes it. */
+async function pgliteTemplate(project: TestProject): Promise<() => Promise<void>> {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'idp-test-template-'));
   const template = path.join(folder, 'migrated.tar');
   const pglite = await PGlite.create({ extensions: { pg_trgm } });
@@ -59,4 +78,30 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   project.provide('pgliteTemplate', template);
   return () => rm(folder, { recursive: true, force: true });
+}
+
+/** Creates and migrates the PostgreSQL template database; the returned teardown drops it. */
+async function postgresTemplate(project: TestProject, serverUrl: string): Promise<() => Promise<void>> {
+  const name = `idp_test_template_${randomBytes(6).toString('hex')}`;
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  // Closed before any copy: PostgreSQL copies a template only while nobody is connected to it.
+  const database = openPostgres({ url: url.toString(), poolMax: 1 });
+  try {
+    await migrateToLatest(database.db);
+  } finally {
+    await database.close();
+  }
+  project.provide('postgresTemplate', name);
+  return () => admin(`drop database if exists ${name} with (force)`);
 }

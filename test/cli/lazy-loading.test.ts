@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSources, staticClosure } from '../helpers/architecture.js';
+import { templateDataDir } from '../helpers/cli.js';
 
 /*
  * What the `idp` process and the server load before they can answer: a command's services, the
@@ -79,8 +80,11 @@ describe('idp --help', () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
-  it('a command that runs loads its service when it runs, and works', () => {
+  it('a command that runs loads its service when it runs, and works', async () => {
+    // The migrated template: an empty DATA_DIR would add initdb and every migration to the run,
+    // under the module hook that records each import; that took over 30 s on a busy two-core machine.
     const dataDir = path.join(folder, 'data');
+    await templateDataDir(dataDir);
     const { status, stdout, stderr, loaded } = idpLoading(['keys', 'list', '--json'], { DATA_DIR: dataDir });
     expect(stderr).toBe('');
     expect(status).toBe(0);

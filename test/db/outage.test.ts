@@ -8,7 +8,7 @@ import { type DatabaseHandle, openPostgres } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { testConfig } from '../helpers/app.js';
 import { expectApiError } from '../helpers/assertions.js';
-import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import { createMigratedPostgresDatabase, migratedTemplate, usingPostgres } from '../helpers/database.js';
 import { freePort, TcpProxy } from '../helpers/tcp-proxy.js';
 
 /**
@@ -24,11 +24,12 @@ const teardown: Array<() => Promise<unknown>> = [];
 beforeAll(async () => {
   let upstream: URL;
   if (usingPostgres) {
-    const empty = await createEmptyPostgresDatabase();
-    teardown.push(empty.drop);
-    upstream = new URL(empty.url);
+    const migrated = await createMigratedPostgresDatabase();
+    teardown.push(migrated.drop);
+    upstream = new URL(migrated.url);
   } else {
-    const pglite = await PGlite.create({ extensions: { pg_trgm } });
+    // The migrated template of test/global-setup.ts: no initdb, nothing to migrate.
+    const pglite = await PGlite.create({ extensions: { pg_trgm }, loadDataDir: await migratedTemplate() });
     const port = await freePort();
     const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port });
     await server.start();

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite.js';
+import { migratedTemplate } from '../helpers/database.js';
 
 /*
  * A CLI command opens the embedded database with a small buffer pool (src/cli/run-on-database.ts):
@@ -8,7 +9,8 @@ import { openPglite } from '../../src/db/pglite.js';
  */
 describe('openPglite', () => {
   async function sharedBuffers(options?: Parameters<typeof openPglite>[1]): Promise<string> {
-    const database = await openPglite(undefined, options);
+    // The migrated template of test/global-setup.ts: the settings are the same, without an initdb.
+    const database = await openPglite(undefined, { from: await migratedTemplate(), ...options });
     try {
       const { rows } = await sql<{ shared_buffers: string }>`show shared_buffers`.execute(database.db);
       return rows[0]?.shared_buffers ?? '';

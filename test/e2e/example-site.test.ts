@@ -1,11 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  childEnv,
+  cliDatabase,
   projectRoot,
   type RunningServer,
   runIdp,
@@ -13,7 +10,7 @@ import {
   stopAllChildren,
   succeeded,
 } from '../helpers/cli.js';
-import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import { usingPostgres } from '../helpers/database.js';
 import { freePort } from '../helpers/tcp-proxy.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
 
@@ -91,15 +88,10 @@ describe.skipIf(skipBrowserTests)(
       page.setDefaultTimeout(10_000);
       log = recordPage(page);
 
-      if (usingPostgres) {
-        const database = await createEmptyPostgresDatabase();
-        cleanup.push(database.drop);
-        env = childEnv({ DATABASE_URL: database.url });
-      } else {
-        const dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-example-'));
-        cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
-        env = childEnv({ DATA_DIR: dataDir });
-      }
+      // A copy of the migrated template: the server has no initdb or migration to run first.
+      const database = await cliDatabase('idp-example-');
+      cleanup.push(database.drop);
+      env = database.env;
       const port = await freePort();
       Object.assign(env, {
         HOST: '127.0.0.1',

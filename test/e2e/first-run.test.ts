@@ -1,12 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logFirstRunHint } from '../../src/first-run.js';
-import { childEnv, parseJsonOutput, runIdp, startServer, stopAllChildren } from '../helpers/cli.js';
-import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import { cliDatabase, parseJsonOutput, runIdp, startServer, stopAllChildren } from '../helpers/cli.js';
+import { usingPostgres } from '../helpers/database.js';
 
 /**
  * The first `npm start`: on a database without any client, the line after "Server listening"
@@ -17,15 +14,11 @@ let env: Record<string, string>;
 const cleanup: Array<() => Promise<unknown>> = [];
 
 beforeAll(async () => {
-  if (usingPostgres) {
-    const database = await createEmptyPostgresDatabase();
-    cleanup.push(database.drop);
-    env = childEnv({ DATABASE_URL: database.url });
-  } else {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-first-run-'));
-    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
-    env = childEnv({ DATA_DIR: dataDir });
-  }
+  // A copy of the migrated template, without any client as after a first start: the server has
+  // no initdb or migration to run (test/e2e/server.test.ts starts on an empty one).
+  const database = await cliDatabase('idp-first-run-');
+  cleanup.push(database.drop);
+  env = database.env;
   Object.assign(env, { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' });
 });
 

@@ -1,19 +1,16 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import * as client from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
 import { AuthorizationCode } from 'simple-oauth2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  childEnv,
+  cliDatabase,
   parseJsonOutput,
   type RunningServer,
   runIdp,
   startServer,
   stopAllChildren,
 } from '../helpers/cli.js';
-import { createEmptyPostgresDatabase, usingPostgres } from '../helpers/database.js';
+import { usingPostgres } from '../helpers/database.js';
 import { CallbackServer } from './helpers/callback-server.js';
 import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
 import { FrontDoor } from './helpers/front-door.js';
@@ -170,19 +167,12 @@ describe.skipIf(skipBrowserTests)(
       cleanup.push(() => frontDoor.close());
       issuer = frontDoor.url;
 
-      if (usingPostgres) {
-        const database = await createEmptyPostgresDatabase();
-        cleanup.push(database.drop);
-        env = childEnv({ DATABASE_URL: database.url });
-      } else {
-        const dataDir = await mkdtemp(path.join(os.tmpdir(), 'idp-browser-'));
-        cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
-        env = childEnv({ DATA_DIR: dataDir });
-      }
+      // A copy of the migrated template: the server has no initdb or migration to run first.
+      const database = await cliDatabase('idp-browser-');
+      cleanup.push(database.drop);
+      env = database.env;
       Object.assign(env, { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PUBLIC_URL: issuer });
-      // A first start creates and migrates the embedded database: on two cores shared with the
-      // other test files that can take longer than the usual 45 s.
-      server = await startServer({ env, timeoutMs: 90_000 });
+      server = await startServer({ env });
       cleanup.push(() => server.stop());
       frontDoor.forwardTo(server.port);
 

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { executeCommand, prepareCommand } from '../../src/cli/run-command.js';
 import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
@@ -7,7 +7,7 @@ import type { Database } from '../../src/db/schema.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { testConfig } from './app.js';
 import type { ProcessResult } from './cli.js';
-import { createTestDatabase, migratedTemplate, type TestDatabase, usingPostgres } from './database.js';
+import { createTestDatabase, migratedTemplate, type TestDatabase } from './database.js';
 
 /**
  * The `idp` commands run in this process, through the CLI's own parsing and execution
@@ -49,13 +49,7 @@ export async function inProcessCli(
     empty?: boolean;
   } = {},
 ): Promise<InProcessCli> {
-  const database = await createTestDatabase({ migrate: !(options.empty && usingPostgres) });
-  if (options.empty && !usingPostgres) {
-    // The migrated template without its schema, instead of an embedded database of its own: that
-    // one's initdb costs seconds of CPU. The migrations make everything they need in this schema.
-    await sql`drop schema public cascade`.execute(database.db);
-    await sql`create schema public`.execute(database.db);
-  }
+  const database = await createTestDatabase({ migrate: !options.empty });
   return {
     database,
     idp: idpOn(database.db, env),

@@ -5,7 +5,12 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
-import { createEmptyPostgresDatabase, migratedTemplate, usingPostgres } from './database.js';
+import {
+  createEmptyPostgresDatabase,
+  createMigratedPostgresDatabase,
+  migratedTemplate,
+  usingPostgres,
+} from './database.js';
 import { freePort } from './tcp-proxy.js';
 
 /**
@@ -229,8 +234,17 @@ export function parseJsonOutput(result: ProcessResult): Record<string, unknown> 
 }
 
 /**
- * A fresh DATA_DIR (PGlite) or PostgreSQL database (TEST_DATABASE_URL) for one test file's children.
- * The DATA_DIR is a copy of the migrated template unless `empty`: initdb and migrations take seconds.
+ * Makes `dataDir` a copy of the migrated embedded database of test/global-setup.ts: a child that
+ * opens it finds its schema current, instead of running initdb and every migration (seconds of CPU
+ * each, many more on a busy machine).
+ */
+export async function templateDataDir(dataDir: string): Promise<void> {
+  await (await openPglite(dataDir, { from: await migratedTemplate() })).close();
+}
+
+/**
+ * A fresh DATA_DIR (PGlite) or PostgreSQL database (TEST_DATABASE_URL) for one test file's children,
+ * a copy of the migrated template unless `empty`: initdb and the migrations take seconds.
  */
 export async function cliDatabase(
   prefix: string,
@@ -238,7 +252,9 @@ export async function cliDatabase(
   options: { empty?: boolean } = {},
 ): Promise<{ env: Record<string, string>; dataDir: string; drop: () => Promise<void> }> {
   if (usingPostgres) {
-    const database = await createEmptyPostgresDatabase();
+    const database = options.empty
+      ? await createEmptyPostgresDatabase()
+      : await createMigratedPostgresDatabase();
     return {
       env: childEnv({ DATABASE_URL: database.url, LOG_LEVEL: 'warn', ...extra }),
       dataDir: '',
@@ -246,7 +262,7 @@ export async function cliDatabase(
     };
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  if (!options.empty) await (await openPglite(dataDir, { from: await migratedTemplate() })).close();
+  if (!options.empty) await templateDataDir(dataDir);
   return {
     env: childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...extra }),
     dataDir,
