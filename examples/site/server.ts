@@ -13,8 +13,10 @@
  *   CLIENT_ID      this site's client_id (pk_…); with CLIENT_SECRET (sk_…). When both are unset,
  *   CLIENT_SECRET  the site runs `idp demo --json` to get the demo client (same DATABASE_URL /
  *                  DATA_DIR as the service); that issues a new secret for the demo client each time
- *   PORT           where this site listens, default 4000 (HOST: default 127.0.0.1)
- *   BASE_URL       this site's public URL, default http://localhost:$PORT; the redirect URI is
+ *   EXAMPLE_PORT   where this site listens, default 4000 (HOST: default 127.0.0.1); PORT is read
+ *                  when EXAMPLE_PORT is unset. The demo client of `idp demo` follows it
+ *                  (`--site-port`)
+ *   BASE_URL       this site's public URL, default http://localhost:<its port>; the redirect URI is
  *                  $BASE_URL/callback and must be registered for the client (on a loopback host
  *                  any port matches a registered one)
  *
@@ -35,7 +37,8 @@ import { html, page, type SafeHtml } from './html.js';
 // Configuration
 
 const ISSUER = (process.env.IDP_ISSUER || 'http://localhost:3000').replace(/\/+$/, '');
-const PORT = Number(process.env.PORT || 4000);
+// EXAMPLE_PORT, the name `npm run dev` gives it (where PORT is the provider's); PORT still works alone.
+const PORT = Number(process.env.EXAMPLE_PORT || process.env.PORT || 4000);
 const HOST = process.env.HOST || '127.0.0.1';
 const BASE_URL = (process.env.BASE_URL || `http://localhost:${PORT}`).replace(/\/+$/, '');
 const REDIRECT_URI = `${BASE_URL}/callback`;
@@ -60,7 +63,8 @@ async function loadCredentials(): Promise<Credentials> {
   // No credentials: ask the service's CLI for its demo client. It reaches the same database as the
   // service (DATABASE_URL / DATA_DIR of this environment), through the running server if needed.
   const idp = path.resolve(import.meta.dirname, '../../bin/idp.js');
-  const { stdout } = await promisify(execFile)(process.execPath, [idp, 'demo', '--json'], {
+  const args = [idp, 'demo', '--site-port', String(PORT), '--json'];
+  const { stdout } = await promisify(execFile)(process.execPath, args, {
     env: process.env,
   }).catch((error: { stderr?: string; message: string }) => {
     throw new Error(`"idp demo --json" failed: ${(error.stderr || error.message).trim()}`);

@@ -1,13 +1,13 @@
 /**
  * `idp demo`: a demo site and user for examples/site. A second run finds the same client (by name
- * and first redirect URI) and user; secrets are stored only as hashes, so each run issues a fresh
- * client_secret and sets the password again. Refused in production: the password is published here.
+ * and a loopback callback it registered, on whatever port) and user; secrets are stored only as
+ * hashes, so each run issues a fresh client_secret and sets the password again. Refused in
+ * production: the password is published here.
  */
 export const DEMO = {
   clientName: 'Demo site',
-  siteUrl: 'http://localhost:4000',
-  /** The example site's default port, 4000; any other loopback port matches too (RFC 8252 §7.3). */
-  redirectUris: ['http://localhost:4000/callback', 'http://127.0.0.1:4000/callback'],
+  /** The example site's default port (its EXAMPLE_PORT); `idp demo --site-port` gives another. */
+  sitePort: 4000,
   username: 'demo',
   password: 'demo-password',
   email: 'demo@example.com',
@@ -15,6 +15,21 @@ export const DEMO = {
   /** Coins credited once, when the demo user is created. */
   coins: 100,
 } as const;
+
+/**
+ * The demo client's site on `port` of this machine: its address, and its callback on both loopback
+ * names (a browser may be sent to either; RFC 8252 §7.3 lets the port of a loopback URI differ, but
+ * the registered one says where the site is).
+ */
+export function demoSite(port: number): { siteUrl: string; redirectUris: string[] } {
+  return {
+    siteUrl: `http://localhost:${port}`,
+    redirectUris: [`http://localhost:${port}/callback`, `http://127.0.0.1:${port}/callback`],
+  };
+}
+
+/** A callback `idp demo` registers, on any port: how a later run finds its client again. */
+export const DEMO_CALLBACK = /^http:\/\/(?:localhost|127\.0\.0\.1):\d+\/callback$/;
 
 export interface DemoResult {
   issuer: string;

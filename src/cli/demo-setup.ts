@@ -7,19 +7,19 @@ import {
 } from '../modules/accounts/accounts.repository.js';
 import { createUser } from '../modules/accounts/accounts.service.js';
 import { recordAudit } from '../modules/audit/audit.repository.js';
-import {
-  findClientByNameAndRedirectUri,
-  lockDemoSetup,
-  updateClientColumns,
-} from '../modules/clients/clients.repository.js';
+import { listClients, lockDemoSetup, updateClientColumns } from '../modules/clients/clients.repository.js';
 import { MAX_REDIRECT_URIS } from '../modules/clients/clients.schemas.js';
 import { createClient } from '../modules/clients/clients.service.js';
 import { credit } from '../modules/wallet/wallet.service.js';
 import type { CommandContext } from './command.js';
-import { DEMO, type DemoResult } from './demo-account.js';
+import { DEMO, DEMO_CALLBACK, type DemoResult, demoSite } from './demo-account.js';
 
-/** What `idp demo` does; imported only when it runs (see demo.commands.ts). */
-export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
+/**
+ * What `idp demo` does, for the example site on `sitePort`; imported only when it runs (see
+ * demo.commands.ts).
+ */
+export async function runDemo(ctx: CommandContext, sitePort: number = DEMO.sitePort): Promise<DemoResult> {
+  const site = demoSite(sitePort);
   const clientSecret = generateSecret('clientSecret');
   const passwordHash = await hashPassword(DEMO.password);
   return ctx.db.transaction().execute(async (trx) => {
@@ -33,16 +33,23 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
     ) =>
       recordAudit(trx, { at: now, actor: 'operator', action, subject, details: { ...details, demo: true } });
 
-    // The client: created once; afterwards a fresh secret, and the wallet right, redirect URIs
-    // and enabled state it needs, in case someone changed them.
+    // The client: created once; afterwards a fresh secret, and the wallet right, site, redirect
+    // URIs and enabled state it needs, in case someone changed them or the site moved to another
+    // port (its callbacks on the former port give way; those someone added stay). Found by a
+    // callback on any port, so that a site that moved does not get a second demo client.
     let client: DemoResult['client'];
-    const existing = await findClientByNameAndRedirectUri(trx, DEMO.clientName, DEMO.redirectUris[0]);
+    const existing = (await listClients(trx)).find(
+      (candidate) =>
+        candidate.name === DEMO.clientName && candidate.redirectUris.some((uri) => DEMO_CALLBACK.test(uri)),
+    );
     if (existing) {
-      const uris = [...new Set([...existing.redirectUris, ...DEMO.redirectUris])].slice(0, MAX_REDIRECT_URIS);
+      const kept = existing.redirectUris.filter((uri) => !DEMO_CALLBACK.test(uri));
+      const uris = [...site.redirectUris, ...kept].slice(0, MAX_REDIRECT_URIS);
       const row = await updateClientColumns(trx, existing.id, {
         secretHash: hashSecret(clientSecret),
         wallet: true,
         disabledAt: null,
+        siteUrl: site.siteUrl,
         redirectUris: uris,
         updatedAt: now,
       });
@@ -59,8 +66,8 @@ export async function runDemo(ctx: CommandContext): Promise<DemoResult> {
     } else {
       const created = await createClient(trx, ctx, {
         name: DEMO.clientName,
-        siteUrl: DEMO.siteUrl,
-        redirectUris: [...DEMO.redirectUris],
+        siteUrl: site.siteUrl,
+        redirectUris: site.redirectUris,
         wallet: true,
         officialMobile: false,
       });

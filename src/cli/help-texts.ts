@@ -14,7 +14,13 @@ const JSON_NOTE = 'print exactly one JSON object on stdout instead of the listin
 
 export const COMMAND_HELP: Record<string, CommandHelp> = {
   migrate: { explain: {}, example: 'idp migrate' },
-  demo: { explain: {}, example: 'idp demo' },
+  demo: {
+    explain: {
+      'site-port':
+        "the example site's port on this machine (default 4000): the demo client's site_url and redirect URIs follow it",
+    },
+    example: 'idp demo --site-port 4100',
+  },
   'users create': {
     explain: {
       username:

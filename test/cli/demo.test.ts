@@ -47,9 +47,9 @@ function database(): Kysely<Database> {
   return cli.database.db;
 }
 
-async function demo(extraEnv: Record<string, string> = {}): Promise<ProcessResult> {
+async function demo(extraEnv: Record<string, string> = {}, args: string[] = []): Promise<ProcessResult> {
   if (!cli) throw new Error('no CLI');
-  return cli.withEnv(extraEnv)(['demo', '--json']);
+  return cli.withEnv(extraEnv)(['demo', ...args, '--json']);
 }
 
 function demoOutput(result: ProcessResult): DemoOutput {
@@ -192,6 +192,48 @@ describe(`idp demo on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     expect(state.balance).toBe(100 * 100);
   });
 
+  it("follows the example site to another port (--site-port, npm run dev's EXAMPLE_PORT): the same client", {
+    timeout: TIMEOUT,
+  }, async () => {
+    // A callback someone added by hand stays; the demo's callbacks follow the port.
+    const db = database();
+    await db
+      .updateTable('clients')
+      .set({ redirect_uris: [...first.client.redirect_uris, 'https://mine.example/callback'] })
+      .execute();
+    const moved = demoOutput(await demo({}, ['--site-port', '4100']));
+    expect(moved.client).toMatchObject({
+      client_id: first.client.client_id,
+      created: false,
+      site_url: 'http://localhost:4100',
+      redirect_uris: [
+        'http://localhost:4100/callback',
+        'http://127.0.0.1:4100/callback',
+        'https://mine.example/callback',
+      ],
+    });
+    // Found again from the new port, and back at the default when the option is left out.
+    const back = demoOutput(await demo());
+    expect(back.client).toMatchObject({
+      client_id: first.client.client_id,
+      site_url: 'http://localhost:4000',
+      redirect_uris: [
+        'http://localhost:4000/callback',
+        'http://127.0.0.1:4000/callback',
+        'https://mine.example/callback',
+      ],
+    });
+    const state = await demoState();
+    expect(state.clients).toHaveLength(1);
+    expect(state.clients[0]).toMatchObject({ site_url: 'http://localhost:4000' });
+    await db.updateTable('clients').set({ redirect_uris: first.client.redirect_uris }).execute();
+
+    for (const wrong of ['0', '70000', 'http']) {
+      const result = await demo({}, ['--site-port', wrong]);
+      failed(result, new RegExp(`--site-port must be a port from 1 to 65535, got "${wrong}"`));
+    }
+  });
+
   it('prints a short block for a person without --json', { timeout: TIMEOUT }, async () => {
     const result = await (cli as InProcessCli).idp(['demo']);
     expect(result.code).toBe(0);
@@ -200,6 +242,13 @@ describe(`idp demo on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     expect(result.stdout).toMatch(/client_secret {2}sk_/);
     expect(result.stdout).toContain('demo / demo-password');
     expect(result.stdout).toContain(`${ISSUER}/.well-known/openid-configuration`);
+    expect(result.stdout).toContain('then open http://localhost:4000 and sign in');
+    const moved = await (cli as InProcessCli).idp(['demo', '--site-port', '4100']);
+    expect(moved.stdout).toContain('then open http://localhost:4100 and sign in');
+    expect(moved.stdout).toContain(
+      'redirect URIs  http://localhost:4100/callback, http://127.0.0.1:4100/callback',
+    );
+    await (cli as InProcessCli).idp(['demo']);
   });
 
   it('works while the application serves the database; the previous secret stops working', {

@@ -1,9 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childEnv, projectRoot } from '../helpers/cli.js';
+import { childEnv, parseJsonOutput, projectRoot, runIdp } from '../helpers/cli.js';
 import { usingPostgres } from '../helpers/database.js';
 import { freePort } from '../helpers/tcp-proxy.js';
 
@@ -81,6 +84,27 @@ describe.skipIf(usingPostgres)('npm run dev', () => {
     expect(location.searchParams.get('client_id')).toMatch(/^pk_/);
   });
 
+  it("registers the demo client at the example site's port (EXAMPLE_PORT), not the default 4000", async () => {
+    const login = await fetch(`http://localhost:${examplePort}/login`, { redirect: 'manual' });
+    const location = new URL(login.headers.get('location') ?? '');
+    expect(location.searchParams.get('redirect_uri')).toBe(`http://localhost:${examplePort}/callback`);
+    // The running server answers the CLI for its DATA_DIR.
+    const listed = parseJsonOutput(
+      await runIdp(['clients', 'list', '--json'], {
+        env: childEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' }),
+      }),
+    ) as { clients: Array<{ name: string; site_url: string; redirect_uris: string[] }> };
+    expect(listed.clients.filter((listedClient) => listedClient.name === 'Demo site')).toEqual([
+      expect.objectContaining({
+        site_url: `http://localhost:${examplePort}`,
+        redirect_uris: [
+          `http://localhost:${examplePort}/callback`,
+          `http://127.0.0.1:${examplePort}/callback`,
+        ],
+      }),
+    ]);
+  });
+
   it("prefixes each process's lines, the provider's in the readable format", async () => {
     // The request line of the previous test's status request arrives through a pipe.
     for (let waited = 0; !output.includes('/api/v1/platform/status') && waited < 5000; waited += 100) {
@@ -104,4 +128,108 @@ describe.skipIf(usingPostgres)('npm run dev', () => {
     expect(await refused(`http://localhost:${providerPort}/health/ready`)).toBe(true);
     expect(await refused(`http://localhost:${examplePort}/`)).toBe(true);
   }, 30_000);
+});
+
+/** `npm run dev` run to its end: its exit code and everything it printed. */
+function runDev(
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/dev.ts'], {
+    cwd: projectRoot,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+describe.skipIf(usingPostgres)('npm run dev on a busy port', () => {
+  /** Another program on a port: a web server that answers every request 200, as a dev server does. */
+  let other: http.Server;
+  let busyPort: number;
+  const neverCreated = path.join(os.tmpdir(), `idp-dev-busy-${process.pid}`);
+
+  beforeAll(async () => {
+    other = http.createServer((_request, response) => response.end('another app'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    busyPort = (other.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => other.close(resolve));
+    await rm(neverCreated, { recursive: true, force: true });
+  });
+
+  it("names the provider's port and how to move it, and starts nothing", { timeout: 40_000 }, async () => {
+    const free = await freePort();
+    const result = await runDev({
+      DATA_DIR: neverCreated,
+      PORT: String(busyPort),
+      EXAMPLE_PORT: String(free),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim()).toBe(
+      `dev: port ${busyPort} (PORT, the identity provider) is already in use by another program (is \`npm start\` or another \`npm run dev\` running?). Stop it, or move the identity provider: PORT=${busyPort + 100} npm run dev`,
+    );
+    expect(existsSync(neverCreated)).toBe(false);
+  });
+
+  it("names the example site's port and EXAMPLE_PORT, and both when both are taken", {
+    timeout: 40_000,
+  }, async () => {
+    const free = await freePort();
+    const site = await runDev({ DATA_DIR: neverCreated, PORT: String(free), EXAMPLE_PORT: String(busyPort) });
+    expect(site.code).toBe(1);
+    expect(site.stdout).not.toContain('Ready');
+    expect(site.stderr.trim()).toMatch(
+      new RegExp(
+        `^dev: port ${busyPort} \\(EXAMPLE_PORT, the example site\\) is already in use .*move the example site: EXAMPLE_PORT=${busyPort + 100} npm run dev$`,
+      ),
+    );
+
+    const second = http.createServer((_request, response) => response.end('yet another app'));
+    await new Promise<void>((resolve) => second.listen(0, '127.0.0.1', resolve));
+    try {
+      const both = await runDev({
+        DATA_DIR: neverCreated,
+        PORT: String(busyPort),
+        EXAMPLE_PORT: String((second.address() as AddressInfo).port),
+      });
+      expect(both.code).toBe(1);
+      const lines = both.stderr.trim().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(/\(PORT, the identity provider\).* PORT=\d+ npm run dev$/);
+      expect(lines[1]).toMatch(/\(EXAMPLE_PORT, the example site\).* EXAMPLE_PORT=\d+ npm run dev$/);
+    } finally {
+      await new Promise((resolve) => second.close(resolve));
+    }
+    expect(existsSync(neverCreated)).toBe(false);
+  });
+
+  it('refuses one port for both, and a port that is not one', { timeout: 40_000 }, async () => {
+    const free = await freePort();
+    const same = await runDev({ DATA_DIR: neverCreated, PORT: String(free), EXAMPLE_PORT: String(free) });
+    expect(same.code).toBe(1);
+    expect(same.stderr).toMatch(
+      new RegExp(`PORT and EXAMPLE_PORT are both ${free}; .*EXAMPLE_PORT=\\d+ npm run dev`),
+    );
+    const wrong = await runDev({ DATA_DIR: neverCreated, EXAMPLE_PORT: 'eighty' });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr.trim()).toBe('dev: EXAMPLE_PORT must be a port from 1 to 65535, got "eighty"');
+    expect(existsSync(neverCreated)).toBe(false);
+  });
 });

@@ -33,6 +33,7 @@ export type ClientChanges = Partial<
   Pick<
     Client,
     | 'name'
+    | 'siteUrl'
     | 'redirectUris'
     | 'postLogoutRedirectUris'
     | 'wallet'
@@ -149,6 +150,7 @@ export async function updateClientColumns(
 ): Promise<Client> {
   const set: Updateable<ClientsTable> = { updated_at: changes.updatedAt };
   if (changes.name !== undefined) set.name = changes.name;
+  if (changes.siteUrl !== undefined) set.site_url = changes.siteUrl;
   if (changes.redirectUris !== undefined) set.redirect_uris = changes.redirectUris;
   if (changes.postLogoutRedirectUris !== undefined)
     set.post_logout_redirect_uris = changes.postLogoutRedirectUris;
