@@ -132,7 +132,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PORT: 'x', COOKIE_SECRET: 'hunter2' })).toThrow(
       /PORT must be a whole number.*; COOKIE_SECRET must be at least 32 characters/,
     );
-    expect(() => loadConfig({ COOKIE_SECRET: 'hunter2' })).not.toThrow(/hunter2/);
+    // The refusal itself, read whole: `not.toThrow(/hunter2/)` alone would pass if nothing threw.
+    let refusal: unknown;
+    try {
+      loadConfig({ COOKIE_SECRET: 'hunter2', COOKIE_SECRET_PREVIOUS: 'hunter3' });
+    } catch (caught) {
+      refusal = caught;
+    }
+    expect(refusal).toBeInstanceOf(ConfigError);
+    expect((refusal as Error).message).toBe(
+      'invalid configuration: COOKIE_SECRET must be at least 32 characters; COOKIE_SECRET_PREVIOUS must hold secrets of at least 32 characters each',
+    );
   });
 
   describe('NODE_ENV=production', () => {
