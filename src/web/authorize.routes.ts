@@ -4,7 +4,7 @@ import { noteErrorAnswer } from '../http/request-log.js';
 import { AccessDenied, ApiError } from '../lib/errors.js';
 import { findUserById } from '../modules/accounts/accounts.repository.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
-import { checkAuthorizeRequest } from '../modules/oauth/authorize/checks.js';
+import { checkAuthorizeRequest, UnregisteredRedirectUri } from '../modules/oauth/authorize/checks.js';
 import { consentCovers, issueCode } from '../modules/oauth/authorize/code.service.js';
 import { errorRedirect } from '../modules/oauth/authorize/error-redirect.js';
 import {
@@ -23,6 +23,7 @@ import {
 import { type AuthorizationRequest, AuthorizeRedirectError } from '../modules/oauth/authorize/request.js';
 import type { Scope } from '../modules/oauth/scopes.js';
 import { issueCsrfToken } from './csrf.js';
+import { redirectUriMismatch } from './error-pages.js';
 import { PageError, renderPage } from './pages.js';
 import { appFormTargets, appImageOrigins, appOf } from './requesting-app.js';
 import { loadSession } from './session.js';
@@ -61,7 +62,12 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const answerAuthorizeError = (reply: FastifyReply, error: unknown): FastifyReply => {
     if (error instanceof AuthorizeRedirectError) return redirectWithError(reply, error);
     if (error instanceof ApiError && !error.redirectable) {
-      throw new PageError(400, 'invalid_link', { detail: error.description }, error);
+      // The developer sees the redirect_uri sent beside where the registered ones are.
+      const redirectUri =
+        error instanceof UnregisteredRedirectUri
+          ? redirectUriMismatch(error.received, error.registered)
+          : undefined;
+      throw new PageError(400, 'invalid_link', { detail: error.description, redirectUri }, error);
     }
     throw error;
   };

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../lib/errors.js';
+import type { ApiError } from '../lib/errors.js';
 import { escapeHtml } from '../lib/html.js';
 import { pageScript, stylesheet } from './assets/stylesheet.js';
+import { ERROR_PAGE_LINKS, type ErrorPageOptions, errorPageOf, rateLimitedLink } from './error-pages.js';
 import {
   type ErrorPageKind,
   formatDate,
@@ -17,6 +18,8 @@ import {
   plural,
 } from './i18n/index.js';
 import { setPageHeaders } from './page-headers.js';
+
+export { type ErrorPageOptions, PageError } from './error-pages.js';
 
 /**
  * Server-rendered pages (views/*.ejs), wrapped in views/layout.ejs. Templates escape every value
@@ -192,20 +195,6 @@ export function renderPage(
   return reply;
 }
 
-/** What an error page shows besides its kind's title and explanation. */
-export interface ErrorPageOptions extends PageOptions {
-  /** A technical description (in English), shown under the explanation. */
-  detail?: string;
-  /** Seconds until a retry may succeed (429): the page says so. */
-  retryAfterSeconds?: number;
-}
-
-/** The way out an error page of a kind offers, besides the account page (its text: `t.errors[kind].link`). */
-const ERROR_PAGE_LINKS: Partial<Record<ErrorPageKind, string>> = {
-  reset_link_invalid: '/password/forgot',
-  not_found: '/',
-};
-
 /**
  * Renders an HTML error page (never a redirect) in the reader's language: the title and
  * explanation of `kind`, and the technical `detail` when given. Return it from the handler.
@@ -225,12 +214,13 @@ export function renderErrorPage(
     options.retryAfterSeconds !== undefined && options.retryAfterSeconds > 0
       ? plural(locale, t.errors.retryIn, options.retryAfterSeconds)
       : undefined;
-  const href = ERROR_PAGE_LINKS[kind];
+  const href = options.linkHref ?? ERROR_PAGE_LINKS[kind];
   const link = href && t.errors[kind].link ? { href, text: t.errors[kind].link } : undefined;
+  const { detail, redirectUri } = options;
   render(
     reply,
     'error',
-    { title, message, retry, link, detail: options.detail, status, requestId: reply.request.id },
+    { title, message, retry, link, detail, redirectUri, status, requestId: reply.request.id },
     rendering,
   ).then(
     (html) => reply.send(html),
@@ -247,49 +237,16 @@ export function renderErrorPage(
 }
 
 /**
- * An error a page route throws to answer with a given error page: the one error handler renders it
- * (`renderBrowserError`), so no route renders error pages of its own. `cause`: the error the page
- * stands for (an authorize or logout request's), whose code the request's log line gives.
+ * The error handler's answer on browser routes: the error page of the error's kind and status. A
+ * 429 in an OAuth flow links back to the sign-in of its authorization request, which may be in a
+ * form not read yet: the page waits for it (error-pages.ts `rateLimitedLink`).
  */
-export class PageError extends ApiError {
-  constructor(
-    status: number,
-    readonly kind: ErrorPageKind,
-    readonly options: ErrorPageOptions = {},
-    cause?: ApiError,
-  ) {
-    super(status, kind, options.detail ?? kind, { cause });
-  }
-}
-
-/** What the error page says, by status (its texts are in src/web/i18n/). */
-const PAGE_KINDS: Record<number, ErrorPageKind> = {
-  400: 'bad_request',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  413: 'too_large',
-  415: 'bad_request',
-  429: 'rate_limited',
-  503: 'unavailable',
-};
-
-function errorPageOf(apiError: ApiError): { kind: ErrorPageKind; options: ErrorPageOptions } {
-  if (apiError instanceof PageError) return { kind: apiError.kind, options: apiError.options };
-  const kind = PAGE_KINDS[apiError.status] ?? (apiError.status >= 500 ? 'server_error' : 'bad_request');
-  // A 500's description is a fixed sentence that the page already says, as is a 404's (it speaks
-  // to API clients of the route catalogue); a 429's is the retry delay, which the page says in the
-  // reader's language.
-  if (kind === 'server_error' || kind === 'not_found') return { kind, options: {} };
-  if (kind === 'rate_limited') {
-    const seconds = Number(apiError.headers['retry-after']);
-    return { kind, options: Number.isInteger(seconds) ? { retryAfterSeconds: seconds } : {} };
-  }
-  return { kind, options: { detail: apiError.description } };
-}
-
-/** The error handler's answer on browser routes: the error page of the error's kind and status. */
 export function renderBrowserError(reply: FastifyReply, apiError: ApiError): FastifyReply {
-  const page = errorPageOf(apiError);
-  return renderErrorPage(reply, apiError.status, page.kind, page.options);
+  const { kind, options } = errorPageOf(apiError);
+  if (kind !== 'rate_limited') return renderErrorPage(reply, apiError.status, kind, options);
+  rateLimitedLink(reply.request).then(
+    (linkHref) => renderErrorPage(reply, apiError.status, kind, { ...options, linkHref }),
+    () => renderErrorPage(reply, apiError.status, kind, options),
+  );
+  return reply;
 }

@@ -45,6 +45,7 @@ const HEADINGS: Record<string, Record<Locale, RegExp>> = {
   consent: { en: /^Allow Northwind Games to use/, ru: /^Разрешить «Northwind Games» доступ/ },
   account: { en: /^Your account$/, ru: /^Ваш аккаунт$/ },
   error: { en: /^This sign-in link is not valid$/, ru: /^Ссылка для входа недействительна$/ },
+  'error-redirect-uri': { en: /^This sign-in link is not valid$/, ru: /^Ссылка для входа недействительна$/ },
   forgot: { en: /^Forgot your password\?$/, ru: /^Забыли пароль\?$/ },
   'forgot-sent': { en: /^Check your e-mail$/, ru: /^Проверьте почту$/ },
   reset: { en: /^Choose a new password$/, ru: /^Выберите новый пароль$/ },
@@ -72,6 +73,7 @@ const PHOTOGRAPHED = new Set([
   'export',
   'delete',
   'error',
+  'error-redirect-uri',
   'logout',
   'signed-out',
 ]);
@@ -141,6 +143,16 @@ function authorizeUrl(): string {
   return `${base}/api/v1/oauth/authorize?${query}`;
 }
 
+function unregisteredRedirectUrl(): string {
+  const query = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: 'https://games.example.evil.example/oauth/callback/after/a/long/path?next="<b>home</b>"',
+    response_type: 'code',
+    state: 'screenshot',
+  });
+  return `${base}/api/v1/oauth/authorize?${query}`;
+}
+
 /** A site's RP-initiated logout request naming the site, without a hint. */
 function logoutUrl(): string {
   return `${base}/api/v1/oauth/logout?client_id=${encodeURIComponent(clientId)}`;
@@ -189,6 +201,9 @@ async function visitAll(locale: Locale): Promise<PageLog> {
       },
     ],
     ['error', () => page.goto(`${base}/api/v1/oauth/authorize?client_id=pk_unknown&response_type=code`)],
+    // A redirect_uri the app never registered: shown as received (long, with markup), beside the
+    // registered ones' host.
+    ['error-redirect-uri', () => page.goto(unregisteredRedirectUrl())],
     ['forgot', () => page.goto(`${base}/password/forgot`)],
     // A site's logout request without a session: nothing to end, the signed-out page naming the site.
     ['signed-out', () => page.goto(logoutUrl())],
@@ -499,6 +514,54 @@ describe.skipIf(skipBrowserTests)('the pages in Chromium: both languages, phone 
     expect(await page.locator('#password').getAttribute('type')).toBe('password');
     await signIn(page);
     expect((await page.locator('h1').textContent())?.trim()).toBe('Your account');
+  });
+
+  it('lines the consent page’s e-mail checkbox up with the list of the other scopes, at 390 px and 1280 px', async () => {
+    const context = await browser.newContext({ locale: 'en-GB', viewport: { width: 390, height: 844 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    await signIn(page);
+    for (const viewport of [
+      { width: 390, height: 844 },
+      { width: 1280, height: 800 },
+    ]) {
+      await page.setViewportSize(viewport);
+      await page.goto(authorizeUrl());
+      const geometry = await page.evaluate(() => {
+        const box = (selector: string) =>
+          (document.querySelector(selector) as Element).getBoundingClientRect();
+        const label = document.querySelector('label[for="share_email"]') as Element;
+        const firstLine = document.createRange();
+        firstLine.selectNodeContents(label);
+        const line = firstLine.getClientRects()[0] as DOMRect;
+        const checkbox = box('#share_email');
+        return {
+          list: box('ul.scopes').left,
+          others: [...document.querySelectorAll('ul.scopes > li:not(.choice)')].map(
+            (item) => item.getBoundingClientRect().left,
+          ),
+          label: box('label[for="share_email"]').left,
+          checkbox: {
+            left: checkbox.left,
+            right: checkbox.right,
+            middle: (checkbox.top + checkbox.bottom) / 2,
+          },
+          line: { top: line.top, bottom: line.bottom },
+        };
+      });
+      const label = `${viewport.width}`;
+      expect(geometry.others.length, label).toBeGreaterThan(1);
+      // The label's text starts where every other scope's text does…
+      for (const left of geometry.others)
+        expect(Math.abs(geometry.label - left), label).toBeLessThanOrEqual(1);
+      // …and the box stands before it, in the bullets' column, inside the list, beside its first line.
+      expect(geometry.checkbox.right, label).toBeLessThan(geometry.label);
+      expect(geometry.checkbox.left, label).toBeGreaterThanOrEqual(geometry.list - 0.5);
+      expect(geometry.checkbox.middle, label).toBeGreaterThan(geometry.line.top);
+      expect(geometry.checkbox.middle, label).toBeLessThan(geometry.line.bottom);
+      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      expect(scrollWidth, label).toBeLessThanOrEqual(viewport.width);
+    }
   });
 
   it('lays the account page out at 390 px and 1280 px, and its contents links lead to the sections', async () => {

@@ -7,6 +7,11 @@ import { findCredentials, findUserByUsername } from '../../src/modules/accounts/
 import { enableUser, updateUserProfile } from '../../src/modules/accounts/accounts.service.js';
 import { listAuditEventsAbout } from '../../src/modules/audit/audit.repository.js';
 import { listConsentsOfUser } from '../../src/modules/oauth/consents.repository.js';
+import {
+  insertPasskey,
+  type Passkey,
+  recordPasskeyUse,
+} from '../../src/modules/passkeys/passkeys.repository.js';
 import { listPeriodsOfUser } from '../../src/modules/premium/premium.repository.js';
 import { grantPremium } from '../../src/modules/premium/premium.service.js';
 import { listEntriesOfUser } from '../../src/modules/wallet/wallet.repository.js';
@@ -331,6 +336,56 @@ describe('/account/export', () => {
     for (const secret of all)
       for (const value of values) expect(value.includes(secret), `${value} contains a secret`).toBe(false);
     expect(res.body).not.toMatch(/hash|secret|password|skeleton|public_key|idempotency/i);
+  });
+});
+
+describe('/account/export of an account with passkeys', () => {
+  it('lists each passkey: its name, when it was added and last used, never its credential or key', async () => {
+    const pia = await makeUser(t, { username: 'pia_p' });
+    // Signed in before the passkeys are added: with them, a password alone no longer signs in.
+    const browser = await signedIn(pia);
+    const { db } = depsOf(t);
+    const added = async (name: string, at: string) =>
+      (await insertPasskey(db, {
+        userId: pia.id,
+        credentialId: `credential-${name.replaceAll(' ', '-')}`,
+        publicKey: `pQECAyYgASFYIP${name.length}KEYKEYKEYKEYKEYKEYKEYKEYKEYKEYKEY`,
+        counter: 0,
+        transports: ['internal'],
+        aaguid: '00000000-0000-0000-0000-000000000000',
+        backupEligible: true,
+        backedUp: true,
+        name,
+        createdAt: new Date(at),
+      })) as Passkey;
+    const laptop = await added('Work laptop', '2026-05-02T08:00:00Z');
+    const phonePasskey = await added('Phone', '2026-05-10T09:30:00Z');
+    await recordPasskeyUse(db, phonePasskey.id, {
+      counter: 3,
+      backedUp: true,
+      at: new Date('2026-05-31T18:45:00Z'),
+    });
+
+    const page = await browser.get('/account/export');
+    expect(page.body).toContain(
+      'your passkeys: the name of each, when it was added and when it was last used;',
+    );
+    const russian = await browser.get('/account/export?lang=ru');
+    expect(russian.body).toContain('ваши ключи доступа: название каждого');
+
+    const res = await browser.submit('/account/export', '/account/export', {});
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().passkeys).toEqual([
+      { name: 'Work laptop', created_at: '2026-05-02T08:00:00.000Z', last_used_at: null },
+      { name: 'Phone', created_at: '2026-05-10T09:30:00.000Z', last_used_at: '2026-05-31T18:45:00.000Z' },
+    ]);
+    for (const stored of [laptop, phonePasskey]) {
+      expect(res.body).not.toContain(stored.credentialId);
+      expect(res.body).not.toContain(stored.publicKey);
+    }
+    // An account without passkeys exports an empty list.
+    const none = await (await signedIn(bob)).submit('/account/export', '/account/export', {});
+    expect(none.json().passkeys).toEqual([]);
   });
 });
 

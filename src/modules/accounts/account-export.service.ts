@@ -9,6 +9,7 @@ import { findTotpCredential } from '../mfa/totp.repository.js';
 import { listSignedInDevices } from '../mobile/devices.service.js';
 import { listConsentsOfUser } from '../oauth/consents.repository.js';
 import { listLiveGrantsOfUser } from '../oauth/grants.repository.js';
+import { listPasskeys } from '../passkeys/passkeys.repository.js';
 import { listPeriodsOfUser } from '../premium/premium.repository.js';
 import { findBalance, listEntriesOfUser } from '../wallet/wallet.repository.js';
 import { toCoins } from '../wallet/wallet.schemas.js';
@@ -24,8 +25,8 @@ function iso(value: Date | null): string | null {
 /**
  * Everything stored about a user, as `/account/export` downloads it (GDPR art. 15
  * and 20). Built from each table's owning repository, whose domain objects never carry a secret:
- * no password hash, username skeleton, session id, token, code or key hash, device key, client
- * secret or idempotency key appears in it.
+ * no password hash, username skeleton, session id, token, code or key hash, device key, passkey
+ * credential or public key, client secret or idempotency key appears in it.
  */
 export interface AccountExport {
   format: 'idp-account-export';
@@ -44,6 +45,8 @@ export interface AccountExport {
     totp_enabled_at: string | null;
     recovery_codes_unused: number;
   };
+  /** Each passkey's name and dates: never its credential id or public key. */
+  passkeys: Array<{ name: string; created_at: string | null; last_used_at: string | null }>;
   audit_events: Array<Record<string, unknown>>;
 }
 
@@ -74,6 +77,7 @@ export function exportAccountData(
     const sessions = await listSessionsOfUser(trx, user.id);
     const totp = await findTotpCredential(trx, user.id);
     const recoveryCodesUnused = await countUnusedRecoveryCodes(trx, user.id);
+    const passkeys = await listPasskeys(trx, user.id);
     const events = await listAuditEventsAbout(trx, user);
     const clientIds = [
       ...new Set(entries.flatMap((entry) => (entry.clientPk === null ? [] : [entry.clientPk]))),
@@ -156,6 +160,11 @@ export function exportAccountData(
         totp_enabled_at: totp?.confirmedAt ? iso(totp.confirmedAt) : null,
         recovery_codes_unused: recoveryCodesUnused,
       },
+      passkeys: passkeys.map((passkey) => ({
+        name: passkey.name,
+        created_at: iso(passkey.createdAt),
+        last_used_at: iso(passkey.lastUsedAt),
+      })),
       audit_events: events.map((event) => ({
         at: iso(event.at),
         actor: event.actor,

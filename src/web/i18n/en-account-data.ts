@@ -19,6 +19,7 @@ export const enAccountData: Messages['dataPage'] = {
     'your wallet balance and every entry of its history;',
     'your browser sessions: when they started and end, the browser and the address;',
     'whether two-step sign-in is on, and how many recovery codes are left;',
+    'your passkeys: the name of each, when it was added and when it was last used;',
     'the security log entries about your account: sign-ins, consents, revocations and changes.',
   ],
   exportNoSecrets:

@@ -183,7 +183,11 @@ export const en: LocaleDefinition = {
       },
       method_not_allowed: { title: 'Not allowed', message: 'This page cannot be used this way.' },
       too_large: { title: 'Too much data', message: 'The form sent more data than the service accepts.' },
-      rate_limited: { title: 'Too many attempts', message: 'Wait a little before you try again.' },
+      rate_limited: {
+        title: 'Too many attempts',
+        message: 'Wait a little before you try again.',
+        link: 'Back to sign-in',
+      },
       unavailable: {
         title: 'Temporarily unavailable',
         message: 'The service cannot answer right now. Try again in a few minutes.',
@@ -196,6 +200,8 @@ export const en: LocaleDefinition = {
       details: 'Technical details:',
       requestId: 'If you contact support, quote this request id:',
       toAccount: 'Go to your account',
+      redirectUriReceived: 'The address the request asked to return to (redirect_uri):',
+      redirectUriRegistered: 'The addresses registered for this app are on:',
     },
     settings: {
       profileSection: 'Profile',

@@ -164,12 +164,15 @@ export interface Messages {
     signOut: string;
     notices: Record<AccountNotice, string>;
   };
-  /** `link`: the text of the way out the page offers for its kind (pages.ts `ERROR_PAGE_LINKS`). */
+  /** `link`: the text of the way out the page offers for its kind (error-pages.ts `ERROR_PAGE_LINKS`, a 429's sign-in). */
   errors: Record<ErrorPageKind, { title: string; message: string; link?: string }> & {
     retryIn: PluralForms;
     details: string;
     requestId: string;
     toAccount: string;
+    /** An unregistered redirect_uri: followed by the value received, then the registered hosts. */
+    redirectUriReceived: string;
+    redirectUriRegistered: string;
   };
   /** The profile and password pages (`/account/profile`, `/account/password`) and their links on the account page. */
   settings: {

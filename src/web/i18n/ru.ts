@@ -202,6 +202,7 @@ export const ru: LocaleDefinition = {
       rate_limited: {
         title: 'Слишком много попыток',
         message: 'Подождите немного, прежде чем пробовать снова.',
+        link: 'Вернуться ко входу',
       },
       unavailable: {
         title: 'Сервис временно недоступен',
@@ -220,6 +221,8 @@ export const ru: LocaleDefinition = {
       details: 'Технические подробности:',
       requestId: 'Если будете писать в поддержку, укажите номер запроса:',
       toAccount: 'Перейти в аккаунт',
+      redirectUriReceived: 'Адрес возврата в запросе (redirect_uri):',
+      redirectUriRegistered: 'Зарегистрированные адреса приложения находятся на:',
     },
     settings: {
       profileSection: 'Профиль',

@@ -40,12 +40,22 @@ export async function checkClient(db: Kysely<Database>, query: Query): Promise<C
   return client;
 }
 
+/** A redirect_uri none of the client's: a page, which shows it beside the registered ones' hosts. */
+export class UnregisteredRedirectUri extends InvalidRequest {
+  constructor(
+    readonly received: string,
+    readonly registered: readonly string[],
+  ) {
+    super('The redirect_uri is not registered for this application.', { redirectable: false });
+  }
+}
+
 /** redirect_uri: registered (exact match; a loopback port may differ, RFC 8252 §7.3). */
 function checkRedirectUri(query: Query, client: Client): string {
   const redirectUri = single(query, 'redirect_uri', failPage);
   if (!redirectUri) pageError('The request has no redirect_uri.');
   if (!redirectUriMatches(client.redirectUris, redirectUri)) {
-    pageError('The redirect_uri is not registered for this application.');
+    throw new UnregisteredRedirectUri(redirectUri, client.redirectUris);
   }
   // docs/api.md, native applications: no custom scheme for a client whose site is an HTTPS address.
   const scheme = `${redirectUri.split(':', 1)[0]}:`;
