@@ -27,8 +27,11 @@
  * BENCH_PORT (default 3900): the first of the four ports the servers listen on.
  * WAL per request (PostgreSQL's pg_stat_wal and insert position, cluster-wide) is measured around
  * each run of the service on PostgreSQL (bench/wal.ts).
+ * BENCH_USERS (default 200): the users seeded through the service, each with an argon2id hash,
+ * tokens and a wallet, on PostgreSQL and again on PGlite.
  * BENCH_SMOKE=1 (`npm run bench:smoke`, in CI): every scenario for a second, small search sizes,
  * 3 s of sustained charges in 1 s intervals over 500 wallets with 1,000 entries written in bulk,
+ * 32 seeded users (the 200 took about half of the smoke run's time, most of it on PGlite),
  * results in a temporary folder, no targets judged — so that the benchmark cannot rot.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -63,7 +66,7 @@ import { type BenchResults, type FlowMeasurement, withLastScale, writeResults } 
 import { measureScale } from './scale.js';
 import { bearerRequests, dpop, walletScenarios } from './scenarios.js';
 import { explainSearch, growUsers, SEARCH_QUERIES } from './search.js';
-import { PASSWORD, REDIRECT_URI, seedCodes, seedRefreshTokens, seedService } from './seed.js';
+import { PASSWORD, REDIRECT_URI, seedCodes, seedRefreshTokens, seedService, USERS } from './seed.js';
 import { build, rsaSignsPerSecond, serviceEnv, settle, startService } from './service.js';
 import { measureStartup } from './startup.js';
 import { measureSustained } from './sustained.js';
@@ -86,6 +89,8 @@ const SUSTAINED = {
       ? 1000
       : undefined,
 };
+/** Enough for the closed loops' workers (FLOW_WORKERS signed in at once). */
+const SEEDED_USERS = Number(process.env.BENCH_USERS ?? (SMOKE ? 32 : USERS));
 const SCALE_USERS = Number(process.env.BENCH_SCALE_USERS ?? 10_000_000);
 const ONLY = process.env.BENCH_ONLY;
 const runs = (part: string) => !ONLY || part.includes(ONLY);
@@ -249,7 +254,11 @@ async function main(): Promise<void> {
     const config = loadConfig({ DATABASE_URL: databaseUrl, PUBLIC_URL: `http://127.0.0.1:${PORTS.idp}` });
     const ctx: Context = { config, clock: systemClock };
     console.log('seeding…');
-    const seeded = await seedService(database.db, ctx, { tokensPerUser: 5, dpopJkt: dpop.jkt });
+    const seeded = await seedService(database.db, ctx, {
+      tokensPerUser: 5,
+      dpopJkt: dpop.jkt,
+      users: SEEDED_USERS,
+    });
     const codes = runs('compare') ? await seedCodes(database.db, seeded, onceNeeded) : [];
     const es256Codes = runs('compare')
       ? await seedCodes(database.db, seeded, onceNeeded, seeded.es256Client)
@@ -402,7 +411,7 @@ async function main(): Promise<void> {
           config: loadConfig({ DATA_DIR: pgliteDir, PUBLIC_URL: `http://127.0.0.1:${PORTS.pglite}` }),
           clock: systemClock,
         },
-        { tokensPerUser: 5, dpopJkt: dpop.jkt },
+        { tokensPerUser: 5, dpopJkt: dpop.jkt, users: SEEDED_USERS },
       );
       await embedded.close();
       const server = startService(serviceEnv(PORTS.pglite, { DATA_DIR: pgliteDir }));

@@ -47,7 +47,7 @@ export interface Seeded {
 export async function seedService(
   db: Kysely<Database>,
   ctx: Context,
-  options: { tokensPerUser: number; dpopJkt: string },
+  options: { tokensPerUser: number; dpopJkt: string; users?: number },
 ): Promise<Seeded> {
   const seedContext: Context = { config: ctx.config, clock: systemClock };
   const created = await createClient(db, seedContext, {
@@ -106,7 +106,7 @@ export async function seedService(
     walletTokens: [],
     dpopTokens: [],
   };
-  for (let i = 0; i < USERS; i++) {
+  for (let i = 0; i < (options.users ?? USERS); i++) {
     const username = `bench_user_${i}`;
     const user = await createUser(db, ctx, {
       username,
