@@ -155,6 +155,7 @@ async function authenticateDpop(
       'dpop',
     );
   }
+  proof.keepKey();
   return context;
 }
 

@@ -24,9 +24,22 @@ interface ProofKey {
  * Proof keys already imported, by their public members and algorithm. Importing the `jwk` header
  * and hashing its thumbprint cost more than checking the signature (about 190 µs against 180 µs
  * on this machine), and a client sends every proof with the same key. A key is kept only once a
- * proof signed by it verified; the oldest goes first when the map is full.
+ * request it signed succeeded (`keepKey`), not when its proof merely verified: anyone can sign a
+ * proof with a key made for it, and each kept key holds some 4.5 KB of OpenSSL's memory, outside
+ * V8's heap (docs/performance.md "Memory"). The oldest goes first when the map is full.
  */
 const proofKeys = new Map<string, ProofKey>();
+
+/** How many proof keys are kept imported (for tests). */
+export function keptProofKeyCount(): number {
+  return proofKeys.size;
+}
+
+function keep(cacheKey: string, proofKey: ProofKey): void {
+  if (proofKeys.has(cacheKey)) return;
+  if (proofKeys.size >= KEY_CACHE_SIZE) proofKeys.delete(proofKeys.keys().next().value as string);
+  proofKeys.set(cacheKey, proofKey);
+}
 
 /** The public members that make the key (RFC 7638 §3.2), for EC P-256 and OKP Ed25519 keys. */
 function keyMembers(jwk: JWK): JWK | undefined {
@@ -56,6 +69,8 @@ export interface VerifiedDpopProof {
   /** Seconds since the epoch. */
   iat: number;
   nonce: string | undefined;
+  /** Keeps the proof's key imported for the next proofs: once the request it signed succeeded. */
+  keepKey: () => void;
 }
 
 /** A proof that fails a check of RFC 9449 §4.3; the message says which, for the caller. */
@@ -128,11 +143,7 @@ export async function verifyDpopProof(
       algorithms: [...DPOP_ALGORITHMS],
       currentDate: expect.now,
     }));
-    if (proofKey === undefined) {
-      if (proofKeys.size >= KEY_CACHE_SIZE) proofKeys.delete(proofKeys.keys().next().value as string);
-      proofKeys.set(cacheKey, known);
-      proofKey = known;
-    }
+    proofKey = known;
   } catch {
     throw refused;
   }
@@ -161,10 +172,12 @@ export async function verifyDpopProof(
   ) {
     throw new DpopProofRefused("The DPoP proof's ath must be the base64url SHA-256 of the access token.");
   }
+  const verified = proofKey;
   return {
-    jkt: proofKey.jkt,
+    jkt: verified.jkt,
     jti,
     iat,
     nonce: typeof nonce === 'string' ? nonce : undefined,
+    keepKey: () => keep(cacheKey, verified),
   };
 }

@@ -25,7 +25,8 @@ export interface DpopProofInput {
 /**
  * Checks a DPoP proof completely (RFC 9449 §4.3): its signature and claims, the server's nonce
  * (required always, §8, §9), and that it was not used before (§11.1: in Redis when REDIS_URL is set,
- * else in the database, so the check holds across instances). Answers the key's thumbprint.
+ * else in the database, so the check holds across instances). Answers the key's thumbprint, and
+ * `keepKey`, to call once the request succeeded (src/modules/dpop/dpop-proof.ts).
  * @throws DpopProofError `invalid_dpop_proof`, or `use_dpop_nonce` for a missing or stale nonce.
  * @throws Unavailable when the Redis replay store cannot be reached.
  */
@@ -33,7 +34,7 @@ export async function checkDpopProof(
   db: Kysely<Database>,
   ctx: Context,
   input: DpopProofInput,
-): Promise<{ jkt: string }> {
+): Promise<{ jkt: string; keepKey: () => void }> {
   const now = ctx.clock.now();
   const url = `${ctx.config.PUBLIC_URL}${input.path}`;
   let proof: Awaited<ReturnType<typeof verifyDpopProof>>;
@@ -69,5 +70,5 @@ export async function checkDpopProof(
       input.at,
     );
   }
-  return { jkt: proof.jkt };
+  return { jkt: proof.jkt, keepKey: proof.keepKey };
 }

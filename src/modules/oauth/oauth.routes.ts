@@ -94,6 +94,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
               at: 'token',
             });
       const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params, proof?.jkt ?? null);
+      proof?.keepKey();
       tokensIssued.inc({ grant_type: params.grant_type });
       return tokens;
     },

@@ -44,6 +44,7 @@ describe('verifyDpopProof', () => {
         jti: `jti-${alg}`,
         iat: now.getTime() / 1000,
         nonce: currentDpopNonce(target.config.COOKIE_SECRET, now),
+        keepKey: expect.any(Function),
       });
     }
   });
