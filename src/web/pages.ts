@@ -45,25 +45,31 @@ declare module 'fastify' {
 /** A year: the language choice outlives sessions. */
 const LOCALE_COOKIE_MAX_AGE = 365 * 24 * 3600;
 
-/** The language each request's page settled on, so that one request negotiates once. */
-const settled = new WeakMap<FastifyRequest, Locale>();
+/**
+ * The language each request's page settled on, so that one request negotiates once, and a `?lang=`
+ * choice not yet written to the cookie (a route may read the language before its page has a reply).
+ */
+const settled = new WeakMap<FastifyRequest, { locale: Locale; remember?: Locale }>();
 
 /**
  * The page language of a request (`?lang=`, the `lang` cookie, `Accept-Language`, English). A
- * valid `?lang=` is remembered in the `lang` cookie: `en` or `ru` only, SameSite=Lax, Path=/.
+ * valid `?lang=` is remembered in the `lang` cookie: `en` or `ru` only, SameSite=Lax, Path=/,
+ * set on the first call with the reply, whatever read the language before.
  */
 export function pageLocale(request: FastifyRequest, reply?: FastifyReply): Locale {
-  const known = settled.get(request);
-  if (known) return known;
-  // From the URL itself: a route's query schema may have dropped the parameter from request.query.
-  const search = request.url.indexOf('?');
-  const { locale, remember } = negotiateLocale({
-    query: search < 0 ? undefined : new URLSearchParams(request.url.slice(search + 1)).get(LOCALE_PARAM),
-    cookie: request.cookies?.[LOCALE_COOKIE],
-    acceptLanguage: request.headers['accept-language'],
-  });
-  if (remember && reply) {
-    reply.setCookie(LOCALE_COOKIE, remember, {
+  let known = settled.get(request);
+  if (!known) {
+    // From the URL itself: a route's query schema may have dropped the parameter from request.query.
+    const search = request.url.indexOf('?');
+    known = negotiateLocale({
+      query: search < 0 ? undefined : new URLSearchParams(request.url.slice(search + 1)).get(LOCALE_PARAM),
+      cookie: request.cookies?.[LOCALE_COOKIE],
+      acceptLanguage: request.headers['accept-language'],
+    });
+    settled.set(request, known);
+  }
+  if (known.remember && reply) {
+    reply.setCookie(LOCALE_COOKIE, known.remember, {
       path: '/',
       sameSite: 'lax',
       httpOnly: true,
@@ -71,9 +77,9 @@ export function pageLocale(request: FastifyRequest, reply?: FastifyReply): Local
       secure: request.server.secureCookies,
       maxAge: LOCALE_COOKIE_MAX_AGE,
     });
+    known.remember = undefined;
   }
-  settled.set(request, locale);
-  return locale;
+  return known.locale;
 }
 
 /**
@@ -85,7 +91,7 @@ export function preferPageLocale(request: FastifyRequest, preferred: Locale | un
   if (!preferred || settled.has(request)) return;
   const search = request.url.indexOf('?');
   const query = search < 0 ? null : new URLSearchParams(request.url.slice(search + 1)).get(LOCALE_PARAM);
-  if (!isLocale(query)) settled.set(request, preferred);
+  if (!isLocale(query)) settled.set(request, { locale: preferred });
 }
 
 /** `path` (a same-origin path with its query) with `lang=<locale>` set, other parameters kept. */

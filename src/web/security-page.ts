@@ -5,15 +5,18 @@ import { escapeHtml } from '../lib/html.js';
 import { countUnusedRecoveryCodes } from '../modules/mfa/recovery-codes.repository.js';
 import { pendingEnrolment, totpState } from '../modules/mfa/totp.service.js';
 import { groupedKey } from '../modules/mfa/totp-code.js';
+import { recoveryCodesScript } from './assets/stylesheet.js';
 import { issueCsrfToken } from './csrf.js';
 import type { PasskeyNotice } from './i18n/en-passkeys.js';
-import { messages } from './i18n/index.js';
+import { formatDate, messages } from './i18n/index.js';
 import { destination, type Flow, flowQueryString } from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
 import { passkeySectionData } from './passkeys-section.js';
 import type { BrowserSession } from './session.js';
 
 export const SECURITY_PATH = '/account/security';
+/** Where an authorization request goes on (page-forms.ts `destination`), as a form's action. */
+const RESUME_PATH = '/api/v1/oauth/authorize/resume';
 
 /** What one rendering of `/account/security` says besides the account's state. */
 export interface SecurityPageState {
@@ -34,6 +37,49 @@ async function qrSvg(uri: string, label: string): Promise<string> {
   const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return svg.replace('<svg ', `<svg role="img" aria-label="${escapeHtml(label)}" class="qr" `);
+}
+
+/** What the page needs to show recovery codes just made, once: their file, and the way on. */
+interface RecoverySave {
+  codes: string[];
+  /** The codes as a text file, a data: URL the page offers as a download (they exist nowhere else). */
+  download: { href: string; filename: string };
+  /** "I saved them" submits a GET form to the way on: the site's request, or this page again. */
+  next: { action: string; fields: Array<[string, string]>; toSite: boolean };
+  script: string;
+}
+
+function recoverySave(
+  reply: FastifyReply,
+  deps: Deps,
+  user: { username: string },
+  page: SecurityPageState & { recoveryCodes: string[] },
+): RecoverySave {
+  const locale = pageLocale(reply.request);
+  const t = messages(locale).security.recoverySave;
+  const service = `${reply.server.brand.name} (${new URL(deps.ctx.config.PUBLIC_URL).host})`;
+  const text = [
+    t.fileHeading(user.username, service),
+    t.fileMade(formatDate(locale, deps.ctx.clock.now())),
+    t.fileNote,
+    '',
+    ...page.recoveryCodes,
+    '',
+  ].join('\n');
+  const { requestId, returnTo } = page.flow;
+  const toSite = page.upgraded === true && requestId !== undefined;
+  const fields: Array<[string, string]> = [];
+  if (requestId) fields.push(['request', requestId]);
+  if (returnTo && !toSite) fields.push(['return_to', returnTo]);
+  return {
+    codes: page.recoveryCodes,
+    download: {
+      href: `data:text/plain;charset=utf-8,${encodeURIComponent(text)}`,
+      filename: `idp-recovery-codes-${user.username}.txt`,
+    },
+    next: { action: toSite ? RESUME_PATH : SECURITY_PATH, fields, toSite },
+    script: recoveryCodesScript().href,
+  };
 }
 
 /**
@@ -61,7 +107,9 @@ export async function renderSecurityPage(
       state,
       enrolment: enrolment && { key: groupedKey(enrolment.key), svg: await qrSvg(enrolment.uri, t.qrLabel) },
       remaining: state === 'on' ? await countUnusedRecoveryCodes(db, user.id) : 0,
-      recoveryCodes: page.recoveryCodes ?? null,
+      recovery: page.recoveryCodes
+        ? recoverySave(reply, deps, user, { ...page, recoveryCodes: page.recoveryCodes })
+        : null,
       notice: page.notice ?? null,
       wrongCode: page.wrongCode ?? false,
       disableWrong: page.disableWrong ?? false,

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import { makeUser, type TestUser } from '../helpers/factories.js';
 import { freePort } from '../helpers/tcp-proxy.js';
 import { CallbackServer } from './helpers/callback-server.js';
 import { launchChromium } from './helpers/chromium.js';
-import { inspectAndPhotograph, WIDTHS } from './helpers/page-checks.js';
+import { inspectAndPhotograph, saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.js';
 
 /**
  * Two-step sign-in as a person lives it, in Chromium, with openid-client as the
@@ -81,6 +82,63 @@ async function finishAtSite(request: { codeVerifier: string; state: string; nonc
   return tokens.claims();
 }
 
+/**
+ * The recovery codes just shown, saved as a person does, by keyboard only: copied (the clipboard
+ * holds them), downloaded (the file holds them), then "I saved them", which the page insists on
+ * before it goes on.
+ */
+async function saveTheCodes(codes: string[]): Promise<void> {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  const copy = page.locator('[data-copy-codes]');
+  const status = page.locator('[data-copy-status]');
+  // The copy button is the script's: shown once it runs, first after the codes in the keyboard order.
+  await expect.poll(() => copy.isVisible()).toBe(true);
+  expect(await status.textContent()).toBe('');
+  await page
+    .locator('.recovery-codes')
+    .evaluate((list) => (list.previousElementSibling as HTMLElement).focus());
+  expect(await tabTo('[data-copy-codes]')).toBe('Copy the codes');
+  await page.keyboard.press('Enter');
+  await expect
+    .poll(() => status.textContent())
+    .toBe('Copied. Paste them into your password manager, or somewhere else safe.');
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  for (const code of codes) expect(copied).toContain(code);
+  expect(copied).toMatch(/^Recovery codes of the account two_steps at idp \(127\.0\.0\.1:\d+\)\n/);
+
+  expect(await tabTo('[data-download-codes]')).toBe('Download as a file');
+  const [file] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+  expect(file.suggestedFilename()).toBe('idp-recovery-codes-two_steps.txt');
+  expect(await readFile(await file.path(), 'utf8')).toBe(copied);
+  expect(new URL(page.url()).pathname).toBe('/account/security/totp/confirm');
+
+  // Continue without the box ticked: the browser holds the form and puts the focus on the box.
+  expect(await tabTo('#codes-saved')).toBe('');
+  expect(await tabTo('form.saved-step button[type="submit"]')).toBe('Continue');
+  await page.keyboard.press('Enter');
+  await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('codes-saved');
+  expect(
+    await page.locator('#codes-saved').evaluate((box: HTMLInputElement) => box.validity.valueMissing),
+  ).toBe(true);
+  expect(new URL(page.url()).pathname).toBe('/account/security/totp/confirm');
+  // Ticked with the space bar, the form goes on.
+  await page.keyboard.press('Space');
+  expect(await page.locator('#codes-saved').isChecked()).toBe(true);
+  await page.keyboard.press('Tab');
+  await Promise.all([page.waitForEvent('load'), page.keyboard.press('Enter')]);
+}
+
+/** Presses Tab until `selector` has the focus (at most 20 times); its text. */
+async function tabTo(selector: string): Promise<string> {
+  for (let i = 0; i < 20; i++) {
+    if (await page.locator(selector).evaluate((element) => element === document.activeElement)) {
+      return ((await page.locator(selector).textContent()) ?? '').trim();
+    }
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
+
 async function passwordStep(who: TestUser): Promise<void> {
   await page.locator('#username').fill(who.username);
   await page.locator('#password').fill(who.password);
@@ -135,6 +193,13 @@ describe.skipIf(skipBrowserTests)('two-step sign-in, in Chromium, with openid-cl
     recoveryCodes = await page.locator('.recovery-codes code').allTextContents();
     expect(recoveryCodes).toHaveLength(10);
     expect(await page.locator('.totp-key').count()).toBe(0);
+    await inspectAndPhotograph(page, 'recovery-codes');
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await saveTheCodes(recoveryCodes);
+    await page.setViewportSize(WIDTHS.desktop);
+    expect(new URL(page.url()).pathname).toBe('/account/security');
+    expect(await page.locator('.recovery-codes').count()).toBe(0);
     // Minutes later the security page first asks the person to confirm it is them (sudo mode):
     // a code from the app will do.
     t.clock.advance((t.config.REAUTH_MAX_AGE_SECONDS + 1) * 1000);
@@ -146,6 +211,32 @@ describe.skipIf(skipBrowserTests)('two-step sign-in, in Chromium, with openid-cl
     expect(new URL(page.url()).pathname).toBe('/account/security');
     expect(await page.locator('.recovery-codes').count()).toBe(0);
     expect(await page.locator('main').textContent()).toContain('10 unused recovery codes left.');
+
+    // New codes, in Russian: the same page in the reader's language, at 390 px too.
+    await page.goto(`${base}/account/security?lang=ru`);
+    await submit('form[action="/account/security/recovery-codes"] button');
+    recoveryCodes = await page.locator('.recovery-codes code').allTextContents();
+    expect(recoveryCodes).toHaveLength(10);
+    await expect.poll(() => page.locator('[data-copy-codes]').textContent()).toBe('Скопировать коды');
+    expect(await page.locator('[data-download-codes]').textContent()).toBe('Скачать файлом');
+    expect(await page.locator('label[for="codes-saved"]').textContent()).toBe(
+      'Коды сохранены в надёжном месте',
+    );
+    for (const size of [WIDTHS.phone, { width: 390, height: 844 }, WIDTHS.desktop]) {
+      await page.setViewportSize(size);
+      const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      expect(scrollWidth, `ru ${size.width}`).toBeLessThanOrEqual(size.width);
+      expect(await seriousFindings(page), `ru ${size.width}`).toEqual([]);
+    }
+    await page.setViewportSize(WIDTHS.phone);
+    await saveScreenshot(page, 'recovery-codes-ru-phone', { fullPage: true });
+    await page.setViewportSize(WIDTHS.desktop);
+    await page.locator('#codes-saved').check();
+    await submit('form.saved-step button[type="submit"]');
+    expect(await page.locator('main').textContent()).toContain(
+      'Осталось 10 неиспользованных резервных кодов.',
+    );
+    await page.goto(`${base}/account/security?lang=en`);
   });
 
   it('signs in to the site with a code: amr ["pwd","otp","mfa"], acr "mfa"', async () => {
@@ -192,7 +283,11 @@ describe.skipIf(skipBrowserTests)('two-step sign-in, in Chromium, with openid-cl
     await page.locator('#totp-code').fill(nextCode(otherKey));
     await submit('form[action="/account/security/totp/confirm"] button');
     expect(await page.locator('.recovery-codes code').count()).toBe(10);
-    await page.locator('a.button.primary').click();
+    expect(await page.locator('form.saved-step button[type="submit"]').textContent()).toBe(
+      'Continue to the site',
+    );
+    await page.locator('#codes-saved').check();
+    await page.locator('form.saved-step button[type="submit"]').click();
     const claims = await finishAtSite(request);
     expect(claims?.amr).toEqual(['pwd', 'otp', 'mfa']);
     expect(claims?.acr).toBe('mfa');

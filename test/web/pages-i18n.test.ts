@@ -113,6 +113,17 @@ describe('choosing the language', () => {
     expect(langCookie(await get('/signin?lang=ru', { cookie: 'lang=ru' }))).toBeUndefined();
   });
 
+  it('remembers the choice on a page whose route read the language before rendering (the security page)', async () => {
+    const browser = await signedIn();
+    const res = await browser.get('/account/security?lang=ru');
+    expect(res.statusCode).toBe(200);
+    expect(htmlLang(res)).toBe('ru');
+    expect(langCookie(res)).toMatchObject({ value: 'ru', path: '/' });
+    // Set once: one Set-Cookie for it.
+    expect(res.cookies.filter((cookie) => cookie.name === 'lang')).toHaveLength(1);
+    expect(htmlLang(await browser.get('/account'))).toBe('ru');
+  });
+
   it('makes the language cookie Secure when PUBLIC_URL is https, as the other cookies', async () => {
     expect(langCookie(await get('/signin?lang=ru'))?.secure).toBeFalsy();
     const https = await createTestApp({ env: { PUBLIC_URL: 'https://id.example' } });

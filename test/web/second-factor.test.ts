@@ -4,7 +4,7 @@ import { sendPasswordResetByOperator } from '../../src/modules/accounts/password
 import { totpCodeAt } from '../../src/modules/mfa/totp-code.js';
 import { insertPasskey } from '../../src/modules/passkeys/passkeys.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { Browser, hiddenFields, unescapeHtml } from '../helpers/browser.js';
+import { attribute, Browser, forms, hiddenFields, hiddenFieldsOf, unescapeHtml } from '../helpers/browser.js';
 import { depsOf, makeClient, makeUser, type TestClient, type TestUser } from '../helpers/factories.js';
 import { authorizeUrl, exchangeCode } from '../helpers/http.js';
 
@@ -35,6 +35,15 @@ function codesShown(html: string): string[] {
 }
 
 const codeNow = (key: string) => totpCodeAt(key, t.clock.now());
+
+/** Where the "I saved them" form of a page showing recovery codes goes: its action and fields, as a browser sends a GET form. */
+function savedStep(html: string): string {
+  const form = forms(html).find((candidate) => candidate.html.includes('id="codes-saved"'));
+  if (!form) throw new Error('no "I saved them" form');
+  expect(form.html).toMatch(/<form method="get" /);
+  const query = new URLSearchParams(hiddenFieldsOf(form.html)).toString();
+  return query ? `${form.action}?${query}` : form.action;
+}
 
 /** Turns TOTP on for a signed-in browser through the page; returns the key and the recovery codes. */
 async function enrolThroughPage(
@@ -153,6 +162,103 @@ describe('/account/security', () => {
     // A password alone signs in again.
     const again = await new Browser(t.app).signIn(user);
     expect(again.headers.location).toBe('/account');
+  });
+});
+
+describe('recovery codes, shown once: copy, download, and "I saved them" before going on', () => {
+  /** The page's download link: its file name and the text of its data: URL. */
+  function downloadOf(html: string): { filename: string; text: string } {
+    const tag = /<a class="button" href="data:[^"]*"[^>]*>/.exec(html)?.[0] ?? '';
+    const href = attribute(tag, 'href') ?? '';
+    expect(href.startsWith('data:text/plain;charset=utf-8,')).toBe(true);
+    return {
+      filename: attribute(tag, 'download') ?? '',
+      text: decodeURIComponent(href.slice(href.indexOf(',') + 1)),
+    };
+  }
+
+  it('after turning two-step sign-in on: the codes, their file, the copy button, and the saved step alone', async () => {
+    const user = await makeUser(t);
+    const browser = new Browser(t.app);
+    await browser.signIn(user);
+    const { codes, page } = await enrolThroughPage(browser);
+    const html = page.body;
+    const file = downloadOf(html);
+    expect(file.filename).toBe(`idp-recovery-codes-${user.username}.txt`);
+    const lines = file.text.split('\n');
+    expect(lines.slice(0, 3)).toEqual([
+      `Recovery codes of the account ${user.username} at idp (${new URL(t.config.PUBLIC_URL).host})`,
+      `Made on ${new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeZone: 'UTC' }).format(t.clock.now())}. New codes replace all of these.`,
+      'Each code works once, in place of a code from your authenticator app. Keep this file somewhere safe.',
+    ]);
+    expect(lines.slice(4, 14)).toEqual(codes);
+    // The copy button waits for its script (a button that works only with it); the script is the service's own.
+    expect(html).toMatch(
+      /<button type="button" class="button" data-copy-codes hidden>Copy the codes<\/button>/,
+    );
+    expect(html).toMatch(/<script src="\/assets\/recovery-codes\.js\?v=[\w-]+" defer><\/script>/);
+    expect(html).toContain('data-copied="Copied.');
+    // "I saved them": a required box, then on to the security page; nothing else to leave by.
+    expect(html).toMatch(
+      /<input type="checkbox" id="codes-saved" required aria-describedby="codes-saved-hint">/,
+    );
+    expect(html).toContain('<label for="codes-saved">I have saved these codes somewhere safe</label>');
+    expect(savedStep(html)).toBe(SECURITY);
+    expect(html).toContain('>Continue</button>');
+    for (const elsewhere of [
+      '/account/security/recovery-codes',
+      '/account/security/totp/disable',
+      'href="/account"',
+    ])
+      expect(html).not.toContain(elsewhere);
+    expect(html).not.toContain('data-passkey-register');
+    // Once gone on, the page shows them no more, in any form.
+    const after = await browser.get(savedStep(html));
+    expect(codesShown(after.body)).toEqual([]);
+    expect(after.body).not.toContain('data:text/plain');
+    expect(after.body).not.toContain('recovery-codes.js');
+  });
+
+  it('after making new codes, in Russian, keeping the flow', async () => {
+    const { user, codes } = await enrolledUser();
+    const browser = new Browser(t.app);
+    browser.cookies.set('lang', 'ru');
+    await browser.signIn(user);
+    const step = await browser.submit('/signin/second-factor', '/signin/second-factor', {
+      code: codes[0] as string,
+    });
+    expect(step.statusCode).toBe(303);
+    const renewed = await browser.submit(
+      `${SECURITY}?return_to=/account/email`,
+      `${SECURITY}/recovery-codes`,
+      {},
+    );
+    expect(renewed.statusCode).toBe(200);
+    const html = renewed.body;
+    expect(codesShown(html)).toHaveLength(10);
+    const file = downloadOf(html);
+    expect(file.text).toContain(`Резервные коды аккаунта ${user.username} в idp`);
+    expect(file.text).toContain('Каждый код действует один раз');
+    expect(html).toContain('>Скопировать коды</button>');
+    expect(html).toContain('>Скачать файлом</a>');
+    expect(html).toContain('<label for="codes-saved">Коды сохранены в надёжном месте</label>');
+    expect(html).toContain('>Продолжить</button>');
+    expect(savedStep(html)).toBe(`${SECURITY}?return_to=%2Faccount%2Femail`);
+  });
+
+  it('serves its script from the service, cached a year', async () => {
+    const page = await (async () => {
+      const user = await makeUser(t);
+      const browser = new Browser(t.app);
+      await browser.signIn(user);
+      return (await enrolThroughPage(browser)).page.body;
+    })();
+    const src = /<script src="(\/assets\/recovery-codes\.js\?v=[\w-]+)"/.exec(page)?.[1] as string;
+    const res = await t.app.inject({ method: 'GET', url: src });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(res.body).toContain('navigator.clipboard');
   });
 });
 
@@ -382,9 +488,11 @@ describe('a site asking for a second factor (acr_values=mfa)', () => {
     const explained = await browser.get(securityUrl);
     expect(explained.body).toContain('asks for a second factor');
     const { page } = await enrolThroughPage(browser, securityUrl.slice(SECURITY.length));
-    const next = /<a class="button primary wide" href="([^"]+)">/.exec(page.body)?.[1] ?? '';
-    expect(unescapeHtml(next)).toMatch(/^\/api\/v1\/oauth\/authorize\/resume\?request=/);
-    const claims = await idTokenClaims(client, await allow(browser, await browser.get(unescapeHtml(next))));
+    // "I saved them" goes on to the site: a GET form to the request's resume URL.
+    const next = savedStep(page.body);
+    expect(next).toMatch(/^\/api\/v1\/oauth\/authorize\/resume\?request=/);
+    expect(page.body).toContain('>Continue to the site</button>');
+    const claims = await idTokenClaims(client, await allow(browser, await browser.get(next)));
     expect(claims.amr).toEqual(['pwd', 'otp', 'mfa']);
     expect(claims.acr).toBe('mfa');
   });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withMethods } from '../../src/lib/amr.js';
 import { totpCodeAt } from '../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { Browser, hiddenFields, unescapeHtml } from '../helpers/browser.js';
+import { Browser, forms, hiddenFields, hiddenFieldsOf } from '../helpers/browser.js';
 import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers/factories.js';
 import { authorizeUrl, exchangeCode } from '../helpers/http.js';
 
@@ -152,9 +152,10 @@ describe('a step-up on a signed-in session (acr_values=mfa)', () => {
       ...hiddenFields(page.body, `${SECURITY}/totp/confirm`),
       code: codeNow(key),
     });
-    const next = unescapeHtml(
-      /<a class="button primary wide" href="([^"]+)">/.exec(confirmed.body)?.[1] ?? '',
-    );
+    // Once the recovery codes are saved, "Continue to the site": a GET form to the request.
+    const saved = forms(confirmed.body).find((form) => form.html.includes('id="codes-saved"'));
+    const next = `${saved?.action}?${new URLSearchParams(hiddenFieldsOf(saved?.html ?? ''))}`;
+    expect(next).toMatch(/^\/api\/v1\/oauth\/authorize\/resume\?request=/);
     const claims = await claimsOf(client, await allow(browser, await browser.get(next)));
     expect(claims.amr).toEqual(['pwd', 'otp', 'mfa']);
     expect(claims.acr).toBe('mfa');

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_AVATAR_PATH } from '../../modules/profiles/profile.presenter.js';
 import { passkeyScript, webauthnBundle } from './passkey-scripts.js';
 import { readStaticFile, type StaticFile } from './static-file.js';
-import { pageScript, stylesheet } from './stylesheet.js';
+import { pageScript, recoveryCodesScript, stylesheet } from './stylesheet.js';
 
 /** Answers a static file, or 304 when the browser holds this very version. */
 export function sendStatic(
@@ -62,13 +62,14 @@ export const assetRoutes: FastifyPluginAsync = async (app) => {
       }),
   );
 
-  // The passkey scripts: only the pages with passkey buttons link to them.
+  // The scripts of some pages only: the passkey buttons, the recovery codes' copy button.
   for (const [asset, description] of [
     [
       webauthnBundle(),
       "The WebAuthn browser library (@simplewebauthn/browser's bundle), for the passkey pages",
     ],
     [passkeyScript(), 'The passkey buttons and autofill of the sign-in and security pages'],
+    [recoveryCodesScript(), 'The copy button of the recovery codes the security page shows once'],
   ] as const) {
     app.get(
       asset.path,

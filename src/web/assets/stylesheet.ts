@@ -39,3 +39,11 @@ export const stylesheet = versioned('styles.css', STYLESHEET_PATH);
  * it; it is served from this origin, so the CSP's `script-src 'self'` admits it and nothing else.
  */
 export const pageScript = versioned('show-password.js', PAGE_SCRIPT_PATH);
+
+export const RECOVERY_CODES_SCRIPT_PATH = '/assets/recovery-codes.js';
+
+/**
+ * public/recovery-codes.js: the copy button of the recovery codes just shown (the security page
+ * only). Their download link and "I saved them" step work without it.
+ */
+export const recoveryCodesScript = versioned('recovery-codes.js', RECOVERY_CODES_SCRIPT_PATH);

@@ -30,6 +30,20 @@ export const enSecurity: SecurityTexts = {
     one: '{n} unused recovery code left.',
     other: '{n} unused recovery codes left.',
   },
+  recoverySave: {
+    copy: 'Copy the codes',
+    copied: 'Copied. Paste them into your password manager, or somewhere else safe.',
+    copyFailed: 'The codes could not be copied: select them and copy them yourself, or download them.',
+    download: 'Download as a file',
+    savedLabel: 'I have saved these codes somewhere safe',
+    savedHint:
+      'They are not shown again: only a fingerprint of each is kept, so nobody can show them to you later.',
+    continue: 'Continue',
+    fileHeading: (username, service) => `Recovery codes of the account ${username} at ${service}`,
+    fileMade: (date) => `Made on ${date}. New codes replace all of these.`,
+    fileNote:
+      'Each code works once, in place of a code from your authenticator app. Keep this file somewhere safe.',
+  },
   renewHint: 'New codes replace all the old ones.',
   renewSubmit: 'Make new recovery codes',
   disableHeading: 'Turn off two-step sign-in',

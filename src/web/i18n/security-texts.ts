@@ -22,6 +22,20 @@ export interface SecurityTexts {
   recoveryShownOnce: string;
   /** By CLDR plural category, as messages.ts's PluralForms (`{n}` is the count). */
   recoveryRemaining: Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+  /** Saving the codes just shown: copy, download, then "I saved them" before going on. */
+  recoverySave: {
+    copy: string;
+    copied: string;
+    copyFailed: string;
+    download: string;
+    savedLabel: string;
+    savedHint: string;
+    continue: string;
+    /** The downloaded file's first lines: whose codes, where, and when they were made. */
+    fileHeading: (username: string, service: string) => string;
+    fileMade: (date: string) => string;
+    fileNote: string;
+  };
   renewHint: string;
   renewSubmit: string;
   disableHeading: string;
