@@ -3,21 +3,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely } from 'kysely';
-import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 // @ts-expect-error bin/ is plain JavaScript without declarations
 import { buildIsCurrent } from '../bin/launch.js';
 import { openPostgres } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { migratedDump } from './helpers/pglite-template.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A migrated embedded database (`dumpDataDir()` tarball) that test databases start from. */
-    pgliteTemplate: string;
+    pgliteTemplate?: string;
     /** On PostgreSQL: a migrated database that test databases are created from (`create database … template`). */
     postgresTemplate: string;
   }
@@ -29,7 +26,7 @@ declare module 'vitest' {
  *   as they are: the tests that start `bin/idp.js` and `bin/server.js` as child processes run the
  *   build (IDP_RUN_BUILD=1, see bin/launch.js), the code the Docker image runs, instead of
  *   transpiling the sources at every start;
- * - migrates one embedded database and saves it as a template. Creating an embedded
+ * - on PGlite, migrates one embedded database and saves it as a template. Creating an embedded
  *   database runs initdb (about 4 s of CPU here) and then the migrations; a copy of the template
  *   opens in under a second, and every test file makes at least one.
  * - on PostgreSQL, likewise migrates one database that the server copies for each test database
@@ -59,29 +56,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     ].join('; '),
   );
 
-  // The embedded template on PostgreSQL runs too: some files start PGlite whatever the run's database.
-  const teardowns = await Promise.all([
-    pgliteTemplate(project),
-    ...(process.env.TEST_DATABASE_URL ? [postgresTemplate(project, process.env.TEST_DATABASE_URL)] : []),
-  ]);
-  return async () => {
-    for (const teardown of teardowns) await teardown();
-  };
+  if (process.env.TEST_DATABASE_URL) return postgresTemplate(project, process.env.TEST_DATABASE_URL);
+  return pgliteTemplate(project);
 }
 
 /** Migrates an embedded database and saves it as a tarball; the returned teardown removes it. */
 async function pgliteTemplate(project: TestProject): Promise<() => Promise<void>> {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'idp-test-template-'));
   const template = path.join(folder, 'migrated.tar');
-  const pglite = await PGlite.create({ extensions: { pg_trgm } });
-  const db = new Kysely({ dialect: new PGliteDialect(pglite) });
-  try {
-    await migrateToLatest(db);
-    const dump = await pglite.dumpDataDir('none');
-    await writeFile(template, Buffer.from(await dump.arrayBuffer()));
-  } finally {
-    await db.destroy();
-  }
+  await writeFile(template, Buffer.from(await (await migratedDump()).arrayBuffer()));
   project.provide('pgliteTemplate', template);
   return () => rm(folder, { recursive: true, force: true });
 }

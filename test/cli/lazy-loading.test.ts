@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readSources, staticClosure } from '../helpers/architecture.js';
 import { templateDataDir } from '../helpers/cli.js';
 
@@ -64,6 +64,12 @@ export async function resolve(specifier, context, next) {
 }
 
 describe('idp --help', () => {
+  const dataDir = path.join(folder, 'data');
+  // The migrated template: an empty DATA_DIR would add initdb and every migration to the command's
+  // run, under the module hook that records each import; that took over 30 s on a busy two-core
+  // machine. (A PostgreSQL run makes the template first, in this hook's longer time.)
+  beforeAll(() => templateDataDir(dataDir));
+
   it('answers without the configuration, a database driver or a service, and opens no database', () => {
     const dataDir = path.join(folder, 'never-opened');
     const { status, stdout, loaded } = idpLoading(['--help'], { DATA_DIR: dataDir });
@@ -80,11 +86,7 @@ describe('idp --help', () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
-  it('a command that runs loads its service when it runs, and works', async () => {
-    // The migrated template: an empty DATA_DIR would add initdb and every migration to the run,
-    // under the module hook that records each import; that took over 30 s on a busy two-core machine.
-    const dataDir = path.join(folder, 'data');
-    await templateDataDir(dataDir);
+  it('a command that runs loads its service when it runs, and works', () => {
     const { status, stdout, stderr, loaded } = idpLoading(['keys', 'list', '--json'], { DATA_DIR: dataDir });
     expect(stderr).toBe('');
     expect(status).toBe(0);

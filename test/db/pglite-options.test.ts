@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite.js';
 import { migratedTemplate } from '../helpers/database.js';
 
@@ -8,6 +8,9 @@ import { migratedTemplate } from '../helpers/database.js';
  * PostgreSQL zeroes the whole pool at start, a cost a process that runs a few statements need not pay.
  */
 describe('openPglite', () => {
+  // A PostgreSQL run makes the template first, in this hook's longer time.
+  beforeAll(() => migratedTemplate());
+
   async function sharedBuffers(options?: Parameters<typeof openPglite>[1]): Promise<string> {
     // The migrated template of test/global-setup.ts: the settings are the same, without an initdb.
     const database = await openPglite(undefined, { from: await migratedTemplate(), ...options });

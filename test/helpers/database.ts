@@ -5,6 +5,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { migratedDump } from './pglite-template.js';
 
 /**
  * A fresh, migrated database for one test file: PGlite in memory by default, or a uniquely named
@@ -69,9 +70,14 @@ async function createPostgresDatabase(
 
 let template: Promise<Blob> | undefined;
 
-/** The migrated embedded database that test/global-setup.ts saved, read once per test file. */
+/**
+ * The migrated embedded database that test/global-setup.ts saved, read once per worker. A
+ * PostgreSQL run saves none (only a few files start PGlite there): it is made here when first
+ * asked for, once per worker.
+ */
 export function migratedTemplate(): Promise<Blob> {
-  template ??= readFile(inject('pgliteTemplate')).then((bytes) => new Blob([bytes]));
+  const saved = inject('pgliteTemplate');
+  template ??= saved ? readFile(saved).then((bytes) => new Blob([bytes])) : migratedDump();
   return template;
 }
 
