@@ -31,7 +31,7 @@
  * tokens and a wallet, on PostgreSQL and again on PGlite.
  * BENCH_SMOKE=1 (`npm run bench:smoke`, in CI): every scenario for a second, small search sizes,
  * 3 s of sustained charges in 1 s intervals over 500 wallets with 1,000 entries written in bulk,
- * 32 seeded users (the 200 took about half of the smoke run's time, most of it on PGlite),
+ * 32 seeded users (the 200 took some 90 of the smoke run's 220 s on a busy machine, most on PGlite),
  * results in a temporary folder, no targets judged — so that the benchmark cannot rot.
  */
 import type { ChildProcess } from 'node:child_process';
