@@ -172,20 +172,17 @@ export function installErrorHandling(
     return sendApiError(reply, error);
   });
 
-  // While draining for shutdown, new requests on kept-alive connections get the contract's 503,
-  // and every response closes its connection, so that a kept-alive client cannot hold the drain open.
+  // While draining for shutdown, a request that arrives on a kept-alive connection is served as
+  // any other (the database stays open until the drain ends): a 503 would fail a client's code
+  // exchange or refresh, which a load balancer does not retry (RFC 9110 §9.2.2). Every answer
+  // closes its connection, so that a kept-alive client cannot hold the drain open.
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // Synchronous hooks (with `done`): they run on every request and cost no promise.
+  // Synchronous hook (with `done`): it runs on every request and costs no promise.
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
     done(null, payload);
-  });
-  app.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
-    reply.header('connection', 'close');
-    sendApiError(reply, new Unavailable('The server is shutting down; retry on another instance.'));
   });
 }

@@ -48,8 +48,10 @@ afterAll(async () => {
 });
 
 describe(`the server process on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
+  // The first start creates the embedded database (up to 120 s on a loaded machine: test/helpers/cli.ts),
+  // the second opens it.
   it('serves, keeps its data across a restart, and stops cleanly on SIGTERM', {
-    timeout: 120_000,
+    timeout: 200_000,
   }, async () => {
     const first = await startServer({ env });
     const status = await fetch(`${first.url}/api/v1/platform/status`);
@@ -102,10 +104,9 @@ describe(`the server process on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () 
     const last = new Map(outcomes.map((outcome) => [outcome.connection, outcome]));
     expect(last.size).toBeGreaterThanOrEqual(4);
     for (const outcome of last.values()) expect(outcome.connectionHeader).toBe('close');
-    for (const outcome of outcomes.filter((each) => each.status === 503)) {
-      expect(outcome.connectionHeader).toBe('close');
-      expect(JSON.parse(outcome.body as string)).toMatchObject({ error: 'unavailable' });
-    }
+    // Served as ever (the status, the token endpoint's 401 for a POST without a client), none refused.
+    expect(outcomes.filter((outcome) => outcome.status === 503)).toEqual([]);
+    expect(outcomes.filter((outcome) => outcome.status === 200).length).toBeGreaterThan(0);
   });
 
   it('refuses to start on a wrong setting with one line naming it', async () => {

@@ -31,7 +31,7 @@ export function keepAliveLoad(baseUrl: string, connections = 4) {
     new Promise<LoadOutcome>((resolve) => {
       let connection = -1;
       const request = http.request(
-        `${baseUrl}${post ? '/oauth/token' : '/api/v1/platform/status'}`,
+        `${baseUrl}${post ? '/api/v1/oauth/token' : '/api/v1/platform/status'}`,
         {
           agent,
           method: post ? 'POST' : 'GET',
