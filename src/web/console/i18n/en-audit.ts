@@ -1,0 +1,2 @@
+/** The console's audit texts in English. */
+export const auditEn = {};

@@ -1,0 +1,2 @@
+/** The console's clients texts in English. */
+export const clientsEn = {};

@@ -1,0 +1,2 @@
+/** The console's dashboard texts in English. */
+export const dashboardEn = {};

@@ -1,0 +1,2 @@
+/** The console's platform texts in English. */
+export const platformEn = {};

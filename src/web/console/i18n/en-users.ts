@@ -1,0 +1,2 @@
+/** The console's users texts in English. */
+export const usersEn = {};
