@@ -62,6 +62,11 @@ const OWNERSHIP: Ownership = {
   },
   reads: [
     {
+      file: 'src/modules/audit/audit-log.repository.ts',
+      tables: ['audit_events', 'users', 'clients'],
+      why: "the operators' filtered reads of the log, and the usernames and client names its references stand for",
+    },
+    {
       file: 'src/modules/search/search.repository.ts',
       tables: ['users', 'premium_periods'],
       why: 'one read-only statement per search: enabled users by trigram index, with the premium flag',
