@@ -172,6 +172,11 @@ export const settings = {
     .describe(
       'How often each instance deletes expired codes, tokens, sessions, challenges, idempotency keys and sign-in counts, in batches (`0`: never).',
     ),
+  ROLLUPS_RETENTION_DAYS: integer(1, 3_650)
+    .default(35)
+    .describe(
+      "How many days the per-minute counters of the console's charts are kept; the housekeeping purge deletes older minutes (35: the week chart and a month's comparison).",
+    ),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000)
     .default(10_000)
     .describe('How long a SIGTERM waits for in-flight requests before closing anyway.'),

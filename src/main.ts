@@ -184,6 +184,13 @@ async function main(): Promise<void> {
   );
   await logoutWorker.start(database.listen);
   cleanups.push(() => logoutWorker.stop());
+  // The charts' counters, added to the database once a minute and once more at shutdown (after the
+  // HTTP drain, before the database closes: the last requests are counted).
+  const [{ startRollupFlush }, { rollups }] = await Promise.all([
+    import('./modules/rollups/rollup-flush.js'),
+    import('./modules/rollups/rollup-recorder.js'),
+  ]);
+  cleanups.push(startRollupFlush(database.db, rollups, { log: logger }));
 
   let control: ControlServer | undefined;
   if (lock) {

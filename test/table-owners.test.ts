@@ -54,6 +54,7 @@ const OWNERSHIP: Ownership = {
     pushed_authorization_requests: `${OAUTH}/pushed-requests.repository.ts`,
     dpop_proofs: 'src/modules/dpop/dpop-proofs.repository.ts',
     backchannel_logouts: 'src/modules/backchannel/logout-outbox.repository.ts',
+    metric_rollups: 'src/modules/rollups/rollups.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
@@ -61,11 +62,6 @@ const OWNERSHIP: Ownership = {
       "the claimed row's writes both outboxes share (lease renewal, delivery, failure), by table name",
   },
   reads: [
-    {
-      file: 'src/modules/audit/audit-log.repository.ts',
-      tables: ['audit_events', 'users', 'clients'],
-      why: "the operators' filtered reads of the log, and the usernames and client names its references stand for",
-    },
     {
       file: 'src/modules/search/search.repository.ts',
       tables: ['users', 'premium_periods'],

@@ -158,15 +158,8 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   'wallet verify': { explain: {}, example: 'idp wallet verify' },
   'audit tail': {
-    explain: {
-      limit: 'how many events, the newest matching ones (printed oldest first): 1 to 1000, default 50',
-      user: 'only events by or about this account: its username or id',
-      client: 'only events by or about this client: its client_id',
-      action: 'only events of this action, such as sign_in_failed or key_rotated',
-      since:
-        'only events from this time on: an ISO date or time (UTC without a zone) or a duration back from now (15m, 2h, 7d)',
-    },
-    example: 'idp audit tail --user alice --since 2h --limit 20',
+    explain: { limit: 'how many events, newest first: 1 to 1000, default 50' },
+    example: 'idp audit tail --limit 20',
   },
   'mail test': {
     explain: { to: 'the address to send the test message to' },

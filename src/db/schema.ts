@@ -5,6 +5,7 @@ import type { ClientProtocolColumns } from './schema-clients.js';
 import type { DpopProofsTable } from './schema-dpop.js';
 import type { MobilePendingSignInsTable, SecondFactorFailuresTable } from './schema-lockout.js';
 import type { BackchannelLogoutsTable } from './schema-logout.js';
+import type { MetricRollupsTable } from './schema-rollups.js';
 import type {
   EmailVerificationsTable,
   MailOutboxTable,
@@ -289,4 +290,5 @@ export interface Database {
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
   dpop_proofs: DpopProofsTable;
   backchannel_logouts: BackchannelLogoutsTable;
+  metric_rollups: MetricRollupsTable;
 }

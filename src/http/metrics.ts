@@ -3,6 +3,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { Config } from '../config.js';
 import { Unauthorized } from '../lib/errors.js';
 import { hashSecret, secretMatchesHash } from '../lib/secrets.js';
+import { rollups } from '../modules/rollups/rollup-recorder.js';
 
 /** Every metric of the process (Prometheus text format at GET /metrics). */
 export const metricsRegistry = new Registry();
@@ -97,6 +98,7 @@ export function installMetrics(app: FastifyInstance, config: Config, stats?: () 
     }
     count.inc();
     metrics.duration.observe(reply.elapsedTime / 1000);
+    rollups.response(request.routeOptions.url, reply.statusCode);
     done();
   });
   if (!config.METRICS_TOKEN) return;

@@ -22,6 +22,7 @@ import {
 } from '../modules/oauth/authorize/pushed.service.js';
 import { type AuthorizationRequest, AuthorizeRedirectError } from '../modules/oauth/authorize/request.js';
 import type { Scope } from '../modules/oauth/scopes.js';
+import { rollups } from '../modules/rollups/rollup-recorder.js';
 import { issueCsrfToken } from './csrf.js';
 import { redirectUriMismatch } from './error-pages.js';
 import { PageError, renderPage } from './pages.js';
@@ -113,6 +114,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         sid: session.sid,
         scopes: authz.scopes,
       });
+      rollups.code();
       return reply.redirect(location);
     }
     if (authz.prompt.has('none'))
@@ -251,6 +253,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         scopes: authz.scopes.filter((scope) => !withheld.includes(scope)),
         remember: { withheld },
       });
+      rollups.code();
       return reply.redirect(location, 303);
     },
   );

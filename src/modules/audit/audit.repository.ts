@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { rollups } from '../rollups/rollup-recorder.js';
 
 /** What happened, by whom, to what, from where. Never a secret, token or password in `details`. */
 export interface AuditEvent {
@@ -95,6 +96,7 @@ export async function recordAudit(db: Kysely<Database>, event: AuditEvent): Prom
       details: JSON.stringify(boundedDetails(event.details ?? {})),
     })
     .execute();
+  rollups.audit(event.action);
 }
 
 /** An event as the log keeps it. */

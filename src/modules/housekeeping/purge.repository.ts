@@ -37,7 +37,10 @@ export const EXPIRING = [
 /** A sign-in count whose window started before the cut-off no longer matters. */
 export const SIGN_IN_ATTEMPTS = { table: 'sign_in_attempts', column: 'window_started_at' } as const;
 
-export type PurgeTarget = (typeof EXPIRING)[number] | typeof SIGN_IN_ATTEMPTS;
+/** The charts' per-minute counters, kept ROLLUPS_RETENTION_DAYS. */
+export const METRIC_ROLLUPS = { table: 'metric_rollups', column: 'minute' } as const;
+
+export type PurgeTarget = (typeof EXPIRING)[number] | typeof SIGN_IN_ATTEMPTS | typeof METRIC_ROLLUPS;
 
 /**
  * Deletes up to `limit` rows of the table whose `column` is before `before`, in one statement, and

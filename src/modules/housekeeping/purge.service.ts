@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { endBrowserSessions } from '../accounts/session-end.service.js';
-import { deleteExpiredBatch, EXPIRING, SIGN_IN_ATTEMPTS } from './purge.repository.js';
+import { deleteExpiredBatch, EXPIRING, METRIC_ROLLUPS, SIGN_IN_ATTEMPTS } from './purge.repository.js';
 
 export interface PurgeOptions {
   /** Rows per DELETE: short statements that never hold many locks or bloat one transaction. */
@@ -16,7 +16,8 @@ export type PurgeReport = Record<string, number>;
 
 /**
  * Deletes expired codes, authorization requests (pushed ones too), tokens, sessions, mobile
- * challenges, idempotency keys and sign-in counts older than `SIGN_IN_WINDOW_SECONDS`, in batches of `batchSize` rows,
+ * challenges, idempotency keys, sign-in counts older than `SIGN_IN_WINDOW_SECONDS` and the charts'
+ * per-minute counters older than `ROLLUPS_RETENTION_DAYS`, in batches of `batchSize` rows,
  * each its own statement. Returns the rows deleted per table.
  */
 export async function purgeExpired(
@@ -31,6 +32,10 @@ export async function purgeExpired(
     {
       target: SIGN_IN_ATTEMPTS,
       before: new Date(now.getTime() - ctx.config.SIGN_IN_WINDOW_SECONDS * 1000),
+    },
+    {
+      target: METRIC_ROLLUPS,
+      before: new Date(now.getTime() - ctx.config.ROLLUPS_RETENTION_DAYS * 86_400_000),
     },
   ];
   // An expired session ends like any other: its sites get logout tokens, queued in the transaction

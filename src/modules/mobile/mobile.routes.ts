@@ -10,6 +10,7 @@ import { AccessDenied, ApiError } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import type { Client } from '../clients/client.js';
 import { MAIL_LOCALES, type MailLocale } from '../mail/mail.service.js';
+import { rollups } from '../rollups/rollup-recorder.js';
 import { issueChallenge } from './challenge.service.js';
 import { logoutDevice } from './devices.service.js';
 import {
@@ -117,6 +118,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
           return reply.code(403).send(outcome.body);
         }
         tokensIssued.inc({ grant_type: 'mobile_verify' });
+        rollups.tokens(client.clientId, 'mobile_verify');
         await auditRequest(deps.db, deps.ctx, request, {
           actor: `user:${String(outcome.userId)}`,
           action: 'device_signed_in',
@@ -160,6 +162,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         locale: mailLocale(request),
       });
       tokensIssued.inc({ grant_type: 'mobile_verify' });
+      rollups.tokens(client.clientId, 'mobile_verify');
       await auditRequest(deps.db, deps.ctx, request, {
         actor: `user:${userId}`,
         action: 'device_signed_in',
@@ -186,6 +189,7 @@ export const mobileRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       noStore(reply);
       const session = await refreshDevice(deps.db, deps.ctx, clients.of(request), request.body);
       tokensIssued.inc({ grant_type: 'mobile_refresh' });
+      rollups.tokens(clients.of(request).clientId, 'mobile_refresh');
       return session;
     },
   );

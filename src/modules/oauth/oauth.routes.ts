@@ -7,6 +7,7 @@ import { noteRequestLog, presentedClientId } from '../../http/request-log.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import { checkDpopProof } from '../dpop/dpop.service.js';
+import { rollups } from '../rollups/rollup-recorder.js';
 import { pushAuthorizationRequest } from './authorize/pushed.service.js';
 import { authenticateClient } from './client-auth.service.js';
 import { handleTokenRequest } from './grants/index.js';
@@ -96,6 +97,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const tokens = await handleTokenRequest(deps.db, deps.ctx, client, params, proof?.jkt ?? null);
       proof?.keepKey();
       tokensIssued.inc({ grant_type: params.grant_type });
+      rollups.tokens(client.clientId, params.grant_type);
       return tokens;
     },
   );

@@ -6,6 +6,7 @@ import { walletCharges } from '../../http/metrics.js';
 import { RequestValues } from '../../http/request-values.js';
 import { AccessDenied, IdempotencyConflict, InsufficientFunds } from '../../lib/errors.js';
 import { lookUpClient } from '../oauth/client-auth.service.js';
+import { rollups } from '../rollups/rollup-recorder.js';
 import {
   balanceResponseSchema,
   chargeBodySchema,
@@ -85,6 +86,7 @@ export const walletRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         throw error;
       }
       walletCharges.inc({ outcome: outcome.replayed ? 'replayed' : 'charged' });
+      if (!outcome.replayed) rollups.charge(request.body.amount);
       reply.header('cache-control', 'no-store');
       if (outcome.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(outcome.replayed ? 200 : 201).send(outcome.body);

@@ -1,0 +1,165 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import { addRollups, type RollupCount } from './rollups.repository.js';
+import { type RouteClass, routeClassOf } from './route-class.js';
+
+/** The counters of the console's charts, as their rows name them. */
+export const ROLLUP_NAMES = [
+  'sign_ins_ok',
+  'sign_ins_failed',
+  'second_factor_failures',
+  'codes_issued',
+  'tokens_issued',
+  'refreshes',
+  'charges',
+  /** Hundredths of a coin, so that a charge of 2.5 coins adds 250. */
+  'charged_minor_units',
+  'http_4xx',
+  'http_5xx',
+  'http_429',
+] as const;
+export type RollupName = (typeof ROLLUP_NAMES)[number];
+
+const MINUTE_MS = 60_000;
+/** Rows per INSERT of a flush: far below PostgreSQL's 65,535 parameters (4 a row). */
+const ROWS_PER_STATEMENT = 1_000;
+/**
+ * Minutes of counts kept while the database refuses the flushes; past that the oldest are dropped,
+ * so an outage cannot grow the process's memory without bound.
+ */
+export const MAX_PENDING_MINUTES = 60;
+const SEPARATOR = '\u0000';
+
+/**
+ * Counts in memory, per minute, and adds them to `metric_rollups` when flushed (once a minute and
+ * at shutdown: src/modules/rollups/rollup-flush.ts). Counting is a map update, never a query: the
+ * database sees one statement per instance and minute, whatever the traffic.
+ *
+ * Time is the process's clock (`now`), like the request log's: the counts are of when the process
+ * saw them, not of a test's moved clock.
+ */
+export class RollupRecorder {
+  /** minute (ms) → "name\0key" → count */
+  private readonly minutes = new Map<number, Map<string, number>>();
+  private currentMinute = -1;
+  private current: Map<string, number> | undefined;
+  private readonly classes = new Map<string | undefined, RouteClass>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Adds `by` to counter `name` (of `key`: '' for the total) in the current minute. */
+  count(name: RollupName, key = '', by = 1): void {
+    const minute = Math.floor(this.now() / MINUTE_MS) * MINUTE_MS;
+    if (minute !== this.currentMinute || this.current === undefined) {
+      this.currentMinute = minute;
+      this.current = this.minutes.get(minute);
+      if (this.current === undefined) {
+        this.current = new Map();
+        this.minutes.set(minute, this.current);
+      }
+    }
+    const id = key === '' ? name : `${name}${SEPARATOR}${key}`;
+    this.current.set(id, (this.current.get(id) ?? 0) + by);
+  }
+
+  /** An answer (the onResponse hook): 4xx, 5xx and 429 by the class of its route pattern. */
+  response(routePattern: string | undefined, status: number): void {
+    if (status < 400) return;
+    let routeClass = this.classes.get(routePattern);
+    if (routeClass === undefined) {
+      routeClass = routeClassOf(routePattern);
+      // Patterns are the app's routes (and `undefined`): a bounded set.
+      this.classes.set(routePattern, routeClass);
+    }
+    this.count(status >= 500 ? 'http_5xx' : 'http_4xx', routeClass);
+    if (status === 429) this.count('http_429', routeClass);
+  }
+
+  /**
+   * An audit event (the recorder of src/modules/audit): sign-ins that passed their first step
+   * (password or passkey), failed ones, and failed second steps.
+   */
+  audit(action: string): void {
+    if (action === 'sign_in') this.count('sign_ins_ok');
+    else if (action === 'sign_in_failed') this.count('sign_ins_failed');
+    else if (action === 'second_factor_failed') this.count('second_factor_failures');
+  }
+
+  /** A token set issued to `clientId`: in the total and the client's own series; refreshes apart. */
+  tokens(clientId: string, grantType: string | undefined): void {
+    this.count('tokens_issued');
+    this.count('tokens_issued', clientId);
+    if (grantType === 'refresh_token' || grantType === 'mobile_refresh') this.count('refreshes');
+  }
+
+  /** An authorization code issued. */
+  code(): void {
+    this.count('codes_issued');
+  }
+
+  /** A wallet charge made (not a replay): its count and its coins, in hundredths. */
+  charge(amount: number): void {
+    this.count('charges');
+    this.count('charged_minor_units', '', Math.round(amount * 100));
+  }
+
+  /** Everything counted so far, forgotten here: the caller writes it or gives it back (`restore`). */
+  take(): RollupCount[] {
+    const counts: RollupCount[] = [];
+    for (const [minute, values] of this.minutes) {
+      for (const [id, value] of values) {
+        const at = id.indexOf(SEPARATOR);
+        counts.push({
+          minute: new Date(minute),
+          name: at === -1 ? id : id.slice(0, at),
+          key: at === -1 ? '' : id.slice(at + 1),
+          value,
+        });
+      }
+    }
+    this.minutes.clear();
+    this.current = undefined;
+    return counts;
+  }
+
+  /** Gives back counts a flush could not write, keeping only the latest MAX_PENDING_MINUTES minutes. */
+  restore(counts: readonly RollupCount[]): void {
+    for (const { minute, name, key, value } of counts) {
+      const ms = minute.getTime();
+      let values = this.minutes.get(ms);
+      if (values === undefined) {
+        values = new Map();
+        this.minutes.set(ms, values);
+      }
+      const id = key === '' ? name : `${name}${SEPARATOR}${key}`;
+      values.set(id, (values.get(id) ?? 0) + value);
+    }
+    const kept = [...this.minutes.keys()].sort((a, b) => b - a).slice(0, MAX_PENDING_MINUTES);
+    for (const minute of this.minutes.keys()) if (!kept.includes(minute)) this.minutes.delete(minute);
+    this.current = undefined;
+  }
+
+  /**
+   * Adds everything counted so far to the database, a few statements at most; on failure the
+   * counts are kept for the next flush and the error is thrown. Returns the rows written.
+   */
+  async flush(db: Kysely<Database>): Promise<number> {
+    const counts = this.take();
+    for (let start = 0; start < counts.length; start += ROWS_PER_STATEMENT) {
+      try {
+        await addRollups(db, counts.slice(start, start + ROWS_PER_STATEMENT));
+      } catch (error) {
+        this.restore(counts.slice(start));
+        throw error;
+      }
+    }
+    return counts.length;
+  }
+}
+
+/**
+ * The process's recorder, which the counting hooks (the response hook, the audit recorder, the
+ * token, code and charge routes) add to and the flush worker writes. One per process, as the
+ * Prometheus registry is: every app built in the process counts into it.
+ */
+export const rollups = new RollupRecorder();
