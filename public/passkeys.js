@@ -73,6 +73,9 @@
   if (signIn && webauthn.browserSupportsWebAuthn()) {
     signIn.hidden = false;
     const button = signIn.querySelector('[data-passkey-button]');
+    // Where the ceremony's two requests go: the sign-in's, unless the part names its own (the console's entry).
+    const optionsUrl = signIn.dataset.optionsUrl || '/signin/passkey/options';
+    const verifyUrl = signIn.dataset.verifyUrl || '/signin/passkey/verify';
     const flow = {
       request: signIn.dataset.request || undefined,
       return_to: signIn.dataset.returnTo || undefined,
@@ -97,7 +100,7 @@
 
     /** 'done': signed in; 'again': the person may try again; 'stop': the service refused to start. */
     const run = async (conditional) => {
-      const started = await postJson('/signin/passkey/options', { csrf_token: csrf });
+      const started = await postJson(optionsUrl, { csrf_token: csrf });
       if (!started.ok) {
         if (!conditional) say(signIn, errorText(signIn, started.data.error, started.retryAfter));
         return 'stop';
@@ -113,7 +116,7 @@
         return 'again';
       }
       say(signIn, signIn.dataset.working);
-      const finished = await postJson('/signin/passkey/verify', { csrf_token: csrf, response, ...flow });
+      const finished = await postJson(verifyUrl, { csrf_token: csrf, response, ...flow });
       if (finished.ok && finished.data.redirect) {
         window.location.assign(finished.data.redirect);
         return 'done';

@@ -46,6 +46,8 @@ import { accountRoutes } from './web/account.routes.js';
 import { authorizeRoutes } from './web/authorize.routes.js';
 import { brandOf } from './web/brand.js';
 import { catalogueRoutes } from './web/catalogue.routes.js';
+import { consoleRoutes } from './web/console/console.routes.js';
+import { installConsoleGuard } from './web/console/console-guard.js';
 import { logoutRoutes } from './web/logout.routes.js';
 import { installPageGuards } from './web/page-guards.js';
 import { renderBrowserError } from './web/pages.js';
@@ -163,6 +165,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       done(null, payload);
     });
   }
+  // Before the page guards: theirs run first on a route, so a form's CSRF token is checked first.
+  installConsoleGuard(app, deps);
   installPageGuards(app, deps);
   installAfterResponse(app);
   await app.register(platformRoutes, deps);
@@ -177,6 +181,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(premiumRoutes, deps);
   await app.register(walletRoutes, deps);
   await app.register(mobileRoutes, deps);
+  await app.register(consoleRoutes, deps);
   await app.register(catalogueRoutes, { registry });
   return app;
 }

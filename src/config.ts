@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { brandSettings, mailbox } from './config-brand.js';
+import { consoleSettings } from './config-console.js';
 import { mailSettings, mailSettingsProblem } from './config-mail.js';
 import { accountLimit, rateLimitSettings } from './config-rate-limits.js';
 
@@ -123,6 +124,7 @@ export const settings = {
       'Honour `X-Forwarded-For`/`-Proto` from: `false` (default), `true` (any peer), or proxy addresses/CIDRs.',
     ),
   ...mailSettings,
+  ...consoleSettings,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',

@@ -55,6 +55,8 @@ const OWNERSHIP: Ownership = {
     dpop_proofs: 'src/modules/dpop/dpop-proofs.repository.ts',
     backchannel_logouts: 'src/modules/backchannel/logout-outbox.repository.ts',
     metric_rollups: 'src/modules/rollups/rollups.repository.ts',
+    operators: 'src/modules/operators/operators.repository.ts',
+    console_sessions: 'src/modules/operators/console-sessions.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
@@ -62,6 +64,11 @@ const OWNERSHIP: Ownership = {
       "the claimed row's writes both outboxes share (lease renewal, delivery, failure), by table name",
   },
   reads: [
+    {
+      file: 'src/modules/operators/operators.repository.ts',
+      tables: ['users'],
+      why: 'an operator is an enabled account: the role is read with the account it belongs to, and listed by username',
+    },
     {
       file: 'src/modules/search/search.repository.ts',
       tables: ['users', 'premium_periods'],

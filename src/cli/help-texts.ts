@@ -157,6 +157,15 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     example: 'idp wallet credit alice 100 --description "Welcome bonus"',
   },
   'wallet verify': { explain: {}, example: 'idp wallet verify' },
+  'admins grant': {
+    explain: {
+      ...USER,
+      role: 'owner (everything), support (users, sessions, mail; no applications, keys or wallet credits) or auditor (read only)',
+    },
+    example: 'idp admins grant alice --role owner',
+  },
+  'admins revoke': { explain: { ...USER }, example: 'idp admins revoke alice' },
+  'admins list': { explain: {}, example: 'idp admins list --json' },
   'audit tail': {
     explain: { limit: 'how many events, newest first: 1 to 1000, default 50' },
     example: 'idp audit tail --limit 20',

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../lib/paths.js';
+import { adminCommands } from './admins.commands.js';
 import { auditCommands } from './audit.commands.js';
 import { clientCommands } from './clients.commands.js';
 import { type Command, type CommandContext, type ParsedArgs, UsageError } from './command.js';
@@ -24,6 +25,7 @@ export const commands: readonly Command[] = [
   ...keyCommands,
   ...premiumCommands,
   ...walletCommands,
+  ...adminCommands,
   ...auditCommands,
   ...mailCommands,
   ...demoCommands,

@@ -44,6 +44,7 @@ export class PageError extends ApiError {
 export const ERROR_PAGE_LINKS: Partial<Record<ErrorPageKind, string>> = {
   reset_link_invalid: '/password/forgot',
   not_found: '/',
+  console_needs_second_factor: '/account/security',
 };
 
 /** What the error page says, by status (its texts are in src/web/i18n/). */

@@ -28,7 +28,7 @@ export { type ErrorPageOptions, PageError } from './error-pages.js';
  * page has a title in every language, so the templates are the titles' keys (and the English-only
  * reference).
  */
-export type PageTemplate = keyof Messages['titles'] | 'reference';
+export type PageTemplate = keyof Messages['titles'] | 'reference' | `console/${string}`;
 
 /** Pages in English only, whatever the reader's language (the API reference is technical). */
 const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);
@@ -121,6 +121,13 @@ export interface PageOptions {
   imageOrigins?: readonly string[];
   /** Redirect URIs its forms may end at (the CSP's form-action): its app request's redirect_uri. */
   formTargets?: readonly string[];
+  /**
+   * A template that frames the page's own inside `<main>` (the console's navigation), given the
+   * page's data and the rendered page as `content`.
+   */
+  frame?: string;
+  /** Stylesheets of this origin the page adds after the pages' own (the console's). */
+  stylesheets?: readonly string[];
 }
 
 interface Rendering {
@@ -151,6 +158,7 @@ async function render(
   template: PageTemplate,
   data: Record<string, unknown>,
   rendering: Rendering,
+  options: Pick<PageOptions, 'frame' | 'stylesheets'> = {},
 ) {
   const { locale, t } = rendering;
   const { brand } = reply.server;
@@ -161,13 +169,16 @@ async function render(
     plural: (forms: PluralForms, count: number) => plural(locale, forms, count),
     date: (value: Date | string) => formatDate(locale, new Date(value)),
   };
-  const body = await reply.viewAsync(template, { ...data, ...helpers });
+  const page = await reply.viewAsync(template, { ...data, ...helpers });
+  const body = options.frame ? await reply.viewAsync(options.frame, { ...data, ...helpers, content: page }) : page;
   const title =
     typeof data.title === 'string' && data.title
       ? data.title
       : template === 'reference'
         ? REFERENCE_TITLE
-        : t.titles[template];
+        : template.startsWith('console/')
+          ? ''
+          : t.titles[template as keyof Messages['titles']];
   return reply.viewAsync('layout', {
     ...helpers,
     title,
@@ -175,6 +186,7 @@ async function render(
     brandLogo: brand.logo?.src ?? null,
     stylesheetHref: stylesheet().href,
     brandStylesheetHref: brand.stylesheet?.href ?? null,
+    stylesheets: options.stylesheets ?? [],
     scriptHref: pageScript().href,
     switchLinks: rendering.switchLinks,
     body,
@@ -194,7 +206,7 @@ export function renderPage(
 ): FastifyReply {
   const rendering = prepare(reply, template, options);
   setPageHeaders(reply, rendering.locale, { images: options.imageOrigins, forms: options.formTargets });
-  render(reply, template, data, rendering).then(
+  render(reply, template, data, rendering, options).then(
     (html) => reply.send(html),
     (error: unknown) => reply.send(error),
   );

@@ -58,7 +58,13 @@ export type AuditAction =
   | 'reauthenticated'
   | 'reauthentication_failed'
   | 'signed_out'
-  | 'backchannel_logout_failed';
+  | 'backchannel_logout_failed'
+  | 'operator_granted'
+  | 'operator_revoked'
+  | 'console_entered'
+  | 'console_entry_failed'
+  | 'console_reauthenticated'
+  | 'console_left';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

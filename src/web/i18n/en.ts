@@ -126,9 +126,21 @@ export const en: LocaleDefinition = {
         email_change_sent:
           'A link was sent to the new address. Your address changes once you open it; until then it stays as it is.',
         verification_sent: 'A new confirmation link was sent to your address.',
+        console_left: 'You left the console. Your account stays signed in.',
       },
     },
     errors: {
+      console_forbidden: {
+        title: 'Not for your role',
+        message:
+          'Your account has no console role, or its role does not allow this page or action. An owner can change roles with idp admins grant.',
+      },
+      console_needs_second_factor: {
+        title: 'Set up a second factor first',
+        message:
+          'The console opens only with a second factor: add an authenticator app or a passkey to your account, then come back.',
+        link: 'Security settings',
+      },
       form_expired: {
         title: 'This form has expired',
         message: 'The form could not be checked. Go back, reload the page and try again.',

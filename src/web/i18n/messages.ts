@@ -26,6 +26,7 @@ export const ACCOUNT_NOTICES = [
   'password_changed',
   'email_change_sent',
   'verification_sent',
+  'console_left',
 ] as const;
 export type AccountNotice = (typeof ACCOUNT_NOTICES)[number];
 
@@ -49,6 +50,10 @@ export type ErrorPageKind =
   | 'logout_invalid'
   /** The logout confirmation form was left open longer than its request lives. */
   | 'logout_expired'
+  /** The console: an account without a console role, or a role without the right for this page or action. */
+  | 'console_forbidden'
+  /** The console needs a second factor the operator's account does not have yet. */
+  | 'console_needs_second_factor'
   | 'bad_request'
   | 'forbidden'
   | 'not_found'
