@@ -31,6 +31,7 @@ import * as m0029 from './0029_token_rows_without_owner_keys.js';
 import * as m0030 from './0030_second_factor_lockout.js';
 import * as m0031 from './0031_session_reauthentication.js';
 import * as m0032 from './0032_mail_recipient_limits.js';
+import * as m0036 from './0036_client_secret_overlap.js';
 import * as m0033 from './0033_console.js';
 import * as m0035 from './0035_rollups.js';
 
@@ -72,6 +73,7 @@ export const migrations: Record<string, Migration> = {
   '0030_second_factor_lockout': m0030,
   '0031_session_reauthentication': m0031,
   '0032_mail_recipient_limits': m0032,
+  '0036_client_secret_overlap': m0036,
   '0033_console': m0033,
   '0035_rollups': m0035,
 };

@@ -1,6 +1,15 @@
 import { algorithmOption } from './algorithm-option.js';
-import { bool, type Command, required, str } from './command.js';
+import { bool, type Command, type ParsedArgs, required, str, UsageError } from './command.js';
 import { formatListing } from './output.js';
+
+/** `--overlap SECONDS` of a rotation: a whole number of seconds, 0 to 7 days (checked again by the service). */
+function overlapOption(args: ParsedArgs): number {
+  const text = str(args, 'overlap');
+  if (text === undefined) return 0;
+  if (!/^\d{1,7}$/.test(text) || Number(text) > 604_800)
+    throw new UsageError('--overlap must be a whole number of seconds from 0 to 604800 (7 days)');
+  return Number(text);
+}
 
 /** Imported when a command runs, not with the command table. */
 const clients = () => import('../modules/clients/clients.service.js');
@@ -75,13 +84,14 @@ export const clientCommands: Command[] = [
       details: Object.fromEntries(Object.entries(args.values).filter(([name]) => name !== 'json')),
     }),
     usage:
-      'idp clients update CLIENT_ID [--name N] [--wallet true|false] [--official-mobile true|false] [--disabled true|false]' +
+      'idp clients update CLIENT_ID [--name N] [--site-url URL] [--wallet true|false] [--official-mobile true|false] [--disabled true|false]' +
       ' [--add-redirect-uri URL …] [--remove-redirect-uri URL …] [--add-post-logout-redirect-uri URL …] [--remove-post-logout-redirect-uri URL …]' +
       ' [--require-par true|false] [--require-dpop true|false] [--id-token-alg RS256|ES256|EdDSA]' +
       ' [--backchannel-logout-uri URL ("" removes it)] [--logo-uri URL ("" removes it)]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
       name: { type: 'string' },
+      'site-url': { type: 'string' },
       wallet: { type: 'string' },
       'official-mobile': { type: 'string' },
       'require-par': { type: 'string' },
@@ -100,6 +110,7 @@ export const clientCommands: Command[] = [
     run: async (ctx, args) =>
       (await clients()).updateClient(ctx.db, ctx, args.positionals[0] ?? '', {
         name: str(args, 'name'),
+        siteUrl: str(args, 'site-url'),
         wallet: bool(args, 'wallet'),
         officialMobile: bool(args, 'official-mobile'),
         requirePar: bool(args, 'require-par'),
@@ -118,16 +129,30 @@ export const clientCommands: Command[] = [
   },
   {
     name: 'clients rotate-secret',
-    audit: (result) => ({
+    audit: (result, args) => ({
       action: 'client_secret_rotated',
       subject: `client:${(result as { client_id: string }).client_id}`,
+      details: {
+        overlap_seconds: overlapOption(args),
+        previous_secret_expires_at:
+          (result as { previous_secret_expires_at?: string }).previous_secret_expires_at ?? null,
+      },
     }),
-    usage: 'idp clients rotate-secret CLIENT_ID',
-    summary: 'Replace the client_secret; prints the new one this once, the old one stops working at once',
-    options: {},
+    usage: 'idp clients rotate-secret CLIENT_ID [--overlap SECONDS (0 to 604800; default 0)]',
+    summary:
+      'Replace the client_secret; prints the new one this once, the old one works --overlap seconds more (default: stops at once)',
+    options: { overlap: { type: 'string' } },
+    check: (args) => void overlapOption(args),
     positionals: 1,
-    run: async (ctx, args) => (await clients()).rotateClientSecret(ctx.db, ctx, args.positionals[0] ?? ''),
-    text: (result) =>
-      `${formatListing(result)}\nThe new client_secret is shown only this once and stored only as a hash; the old one no longer works.`,
+    run: async (ctx, args) =>
+      (await clients()).rotateClientSecret(ctx.db, ctx, args.positionals[0] ?? '', {
+        overlapSeconds: overlapOption(args),
+      }),
+    text: (result) => {
+      const until = (result as { previous_secret_expires_at?: string }).previous_secret_expires_at;
+      return `${formatListing(result)}\nThe new client_secret is shown only this once and stored only as a hash; ${
+        until === undefined ? 'the old one no longer works.' : `the old one still works until ${until}.`
+      }`;
+    },
   },
 ];

@@ -92,6 +92,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     explain: {
       CLIENT_ID: "the client's public id (pk_…)",
       name: 'a new name',
+      'site-url': 'a new site address (https, or http on loopback); every kept redirect URI must suit it',
       wallet: 'true or false: the wallet right',
       'official-mobile': "true or false: whether it is the service's own mobile app",
       'require-par': 'true or false: authorization requests only through PAR',
@@ -109,8 +110,12 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     example: 'idp clients update pk_1PFYFtfEa0xO3IQz9Vtn9A --add-redirect-uri https://mysite.example/cb2',
   },
   'clients rotate-secret': {
-    explain: { CLIENT_ID: "the client's public id (pk_…); the old secret stops working at once" },
-    example: 'idp clients rotate-secret pk_1PFYFtfEa0xO3IQz9Vtn9A',
+    explain: {
+      CLIENT_ID: "the client's public id (pk_…)",
+      overlap:
+        'seconds the old secret keeps working beside the new one, 0 to 604800 (7 days); default 0: it stops at once',
+    },
+    example: 'idp clients rotate-secret pk_1PFYFtfEa0xO3IQz9Vtn9A --overlap 86400',
   },
   'status set': {
     explain: {

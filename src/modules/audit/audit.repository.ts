@@ -26,6 +26,8 @@ export type AuditAction =
   | 'client_created'
   | 'client_updated'
   | 'client_secret_rotated'
+  | 'client_disabled'
+  | 'client_enabled'
   | 'key_rotated'
   | 'key_retired'
   | 'wallet_charged'

@@ -2,11 +2,24 @@ import { type Kysely, type Selectable, sql, type Transaction, type Updateable } 
 import type { ClientsTable, Database } from '../../db/schema.js';
 import { type Client, toClient } from './client.js';
 
-/** A client with its secret's hash (null for a public client): only for client authentication and its cache. */
-export type ClientWithSecretHash = Client & { secretHash: string | null };
+/**
+ * A client with its secret's hash (null for a public client), and the hash of the secret it had
+ * before its last rotation with the moment that one stops being accepted (both null without an
+ * overlap): only for client authentication and its cache.
+ */
+export type ClientWithSecretHash = Client & {
+  secretHash: string | null;
+  previousSecretHash: string | null;
+  previousSecretExpiresAt: Date | null;
+};
 
 function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
-  return { ...toClient(row), secretHash: row.secret_hash };
+  return {
+    ...toClient(row),
+    secretHash: row.secret_hash,
+    previousSecretHash: row.previous_secret_hash,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+  };
 }
 
 /** What a client is registered with; only the secret's hash is stored. */
@@ -47,6 +60,8 @@ export type ClientChanges = Partial<
   >
 > & {
   secretHash?: string;
+  /** The secret replaced by `secretHash` and until when it still counts, or null to keep none. */
+  previousSecret?: { hash: string; expiresAt: Date } | null;
   updatedAt: Date;
 };
 
@@ -133,13 +148,26 @@ export async function lockClientByClientId(
   trx: Transaction<Database>,
   clientId: string,
 ): Promise<Client | undefined> {
-  const row = await trx
+  const row = await lockClientRow(trx, clientId);
+  return row && toClient(row);
+}
+
+/** The client with its secret's hash, locked until the transaction ends (a rotation keeps the old hash). */
+export async function lockClientWithSecretHash(
+  trx: Transaction<Database>,
+  clientId: string,
+): Promise<ClientWithSecretHash | undefined> {
+  const row = await lockClientRow(trx, clientId);
+  return row && withSecretHash(row);
+}
+
+function lockClientRow(trx: Transaction<Database>, clientId: string) {
+  return trx
     .selectFrom('clients')
     .selectAll()
     .where('client_id', '=', clientId)
     .forUpdate()
     .executeTakeFirst();
-  return row && toClient(row);
 }
 
 /** Writes the given changes of one client and returns it as it is now. */
@@ -160,6 +188,10 @@ export async function updateClientColumns(
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
   if (changes.requireDpop !== undefined) set.require_dpop = changes.requireDpop;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
+  if (changes.previousSecret !== undefined) {
+    set.previous_secret_hash = changes.previousSecret?.hash ?? null;
+    set.previous_secret_expires_at = changes.previousSecret?.expiresAt ?? null;
+  }
   if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;
   if (changes.backchannelLogoutUri !== undefined) set.backchannel_logout_uri = changes.backchannelLogoutUri;
   if (changes.logoUri !== undefined) set.logo_uri = changes.logoUri;
@@ -185,5 +217,26 @@ export async function findClientsByIds(db: Kysely<Database>, ids: readonly numbe
     .selectAll()
     .where('id', 'in', [...ids])
     .execute();
+  return rows.map(toClient);
+}
+
+/** `text` as a LIKE pattern that matches it literally (`\` is PostgreSQL's default escape). */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
+
+/**
+ * Clients whose name contains `query` (any case) or whose client_id starts with it, newest first;
+ * every client when `query` is empty. At most `limit` rows.
+ */
+export async function searchClients(db: Kysely<Database>, query: string, limit: number): Promise<Client[]> {
+  let select = db.selectFrom('clients').selectAll();
+  if (query !== '') {
+    const pattern = likeLiteral(query);
+    select = select.where((eb) =>
+      eb.or([eb('name', 'ilike', `%${pattern}%`), eb('client_id', 'like', `${pattern}%`)]),
+    );
+  }
+  const rows = await select.orderBy('id', 'desc').limit(limit).execute();
   return rows.map(toClient);
 }

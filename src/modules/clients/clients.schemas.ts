@@ -119,6 +119,8 @@ export interface ClientView {
 export const updateClientSchema = z
   .object({
     name: clientNameSchema.optional(),
+    /** A new site URL: every redirect URI the client keeps must suit it. */
+    siteUrl: siteUrlSchema.optional(),
     wallet: z.boolean().optional(),
     officialMobile: z.boolean().optional(),
     requirePar: z.boolean().optional(),
@@ -142,13 +144,18 @@ export const updateClientSchema = z
     if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['backchannelLogoutUri'] });
     for (const uri of input.addRedirectUris) {
       if (input.removeRedirectUris.includes(uri))
-        ctx.addIssue({ code: 'custom', message: `redirect URI "${uri}" is both added and removed` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `redirect URI "${uri}" is both added and removed`,
+          path: ['addRedirectUris'],
+        });
     }
     for (const uri of input.addPostLogoutRedirectUris) {
       if (input.removePostLogoutRedirectUris.includes(uri))
         ctx.addIssue({
           code: 'custom',
           message: `post-logout redirect URI "${uri}" is both added and removed`,
+          path: ['addPostLogoutRedirectUris'],
         });
     }
   });

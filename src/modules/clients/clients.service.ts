@@ -1,17 +1,20 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
-import { InvalidRequest, NotFound } from '../../lib/errors.js';
+import { NotFound } from '../../lib/errors.js';
 import { postLogoutRedirectUriProblem, redirectUriProblem } from '../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
-import { parseInput } from '../../lib/validation.js';
+import { recordAudit } from '../audit/audit.repository.js';
 import { endAccess } from '../oauth/access.service.js';
-import type { Client } from './client.js';
+import { type ClientAudit, fieldProblem, parseClientInput } from './client-input.js';
+import { changedSettings, presentClient, registeredSettings } from './client-view.js';
 import {
   type ClientChanges,
+  findClientWithSecretHash,
   insertClient,
   listClients as listClientRows,
   lockClientByClientId,
+  searchClients as searchClientRows,
   updateClientColumns,
 } from './clients.repository.js';
 import {
@@ -24,66 +27,72 @@ import {
   updateClientSchema,
 } from './clients.schemas.js';
 
-export function presentClient(client: Client): ClientView {
-  return {
-    client_id: client.clientId,
-    name: client.name,
-    site_url: client.siteUrl,
-    redirect_uris: client.redirectUris,
-    post_logout_redirect_uris: client.postLogoutRedirectUris,
-    wallet: client.wallet,
-    official_mobile: client.officialMobile,
-    require_pushed_authorization_requests: client.requirePar,
-    id_token_signed_response_alg: client.idTokenAlg,
-    token_endpoint_auth_method: client.isPublic ? 'none' : 'client_secret_basic',
-    dpop_bound_access_tokens: client.requireDpop,
-    backchannel_logout_uri: client.backchannelLogoutUri,
-    logo_uri: client.logoUri,
-    disabled: client.disabledAt !== null,
-    created_at: client.createdAt.toISOString(),
-  };
+export { ClientInputError } from './client-input.js';
+export { rotateClientSecret } from './client-secret.service.js';
+export { presentClient } from './client-view.js';
+
+/** What a change may record besides itself: the audit event, in the same transaction. */
+export interface ClientChangeOptions {
+  audit?: ClientAudit;
 }
 
 /**
- * Registers a client. The secret is returned this once and stored only as its SHA-256 hash
- *; a public client (`isPublic`) gets none.
+ * Registers a client. The secret is returned this once and stored only as its SHA-256 hash;
+ * a public client (`isPublic`) gets none.
+ * @throws ClientInputError (an InvalidRequest) naming each refused field.
  */
 export async function createClient(
   db: Kysely<Database>,
   ctx: Context,
   input: CreateClientInput & { isPublic?: false },
+  options?: ClientChangeOptions,
 ): Promise<ClientView & { client_secret: string }>;
 export async function createClient(
   db: Kysely<Database>,
   ctx: Context,
   input: CreateClientInput,
+  options?: ClientChangeOptions,
 ): Promise<ClientView & { client_secret?: string }>;
 export async function createClient(
   db: Kysely<Database>,
   ctx: Context,
   input: CreateClientInput,
+  options: ClientChangeOptions = {},
 ): Promise<ClientView & { client_secret?: string }> {
-  const data = parseInput(createClientSchema, input);
+  const data = parseClientInput(createClientSchema, input);
   const clientSecret = data.isPublic ? undefined : generateSecret('clientSecret');
   const now = ctx.clock.now();
-  const row = await insertClient(db, {
-    clientId: generateSecret('clientId'),
-    secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
-    isPublic: data.isPublic,
-    requireDpop: data.requireDpop,
-    name: data.name,
-    siteUrl: data.siteUrl,
-    redirectUris: [...new Set(data.redirectUris)],
-    postLogoutRedirectUris: [...new Set(data.postLogoutRedirectUris)],
-    wallet: data.wallet,
-    officialMobile: data.officialMobile,
-    requirePar: data.requirePar,
-    idTokenAlg: data.idTokenAlg,
-    backchannelLogoutUri: data.backchannelLogoutUri ?? null,
-    logoUri: data.logoUri ?? null,
-    at: now,
+  const view = await db.transaction().execute(async (trx) => {
+    const row = await insertClient(trx, {
+      clientId: generateSecret('clientId'),
+      secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
+      isPublic: data.isPublic,
+      requireDpop: data.requireDpop,
+      name: data.name,
+      siteUrl: data.siteUrl,
+      redirectUris: [...new Set(data.redirectUris)],
+      postLogoutRedirectUris: [...new Set(data.postLogoutRedirectUris)],
+      wallet: data.wallet,
+      officialMobile: data.officialMobile,
+      requirePar: data.requirePar,
+      idTokenAlg: data.idTokenAlg,
+      backchannelLogoutUri: data.backchannelLogoutUri ?? null,
+      logoUri: data.logoUri ?? null,
+      at: now,
+    });
+    const created = presentClient(row);
+    if (options.audit) {
+      await recordAudit(
+        trx,
+        options.audit({
+          action: 'client_created',
+          subject: `client:${created.client_id}`,
+          after: registeredSettings(created),
+        }),
+      );
+    }
+    return created;
   });
-  const view = presentClient(row);
   const { client_id, ...rest } = view;
   return clientSecret === undefined ? view : { client_id, client_secret: clientSecret, ...rest };
 }
@@ -92,49 +101,71 @@ export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
   return (await listClientRows(db)).map(presentClient);
 }
 
-/** The post-logout redirect URIs after removals, then additions (none at all is allowed). */
-function editPostLogoutRedirectUris(
+/** Clients whose name contains `query` or whose client_id starts with it (the console's list), newest first. */
+export async function searchClients(db: Kysely<Database>, query: string, limit = 100): Promise<ClientView[]> {
+  return (await searchClientRows(db, query.trim().slice(0, 200), limit)).map(presentClient);
+}
+
+/**
+ * One client as the console shows it, with until when its replaced secret is still accepted
+ * (null when no overlap runs now); undefined for an unknown client_id.
+ */
+export async function findClientDetails(
+  db: Kysely<Database>,
+  ctx: Context,
+  clientId: string,
+): Promise<(ClientView & { previous_secret_expires_at: string | null }) | undefined> {
+  if (clientId.length > 200) return undefined;
+  const client = await findClientWithSecretHash(db, clientId);
+  if (!client) return undefined;
+  const until = client.previousSecretExpiresAt;
+  const running = until !== null && until.getTime() > ctx.clock.now().getTime();
+  return { ...presentClient(client), previous_secret_expires_at: running ? until.toISOString() : null };
+}
+
+/** A list after removals, then additions; `problem` checks each added entry; `field` names the list. */
+function editList(
   current: readonly string[],
-  remove: readonly string[],
-  add: readonly string[],
+  edit: { remove: readonly string[]; add: readonly string[] },
+  field: string,
+  what: string,
+  problem: (uri: string) => string | null,
 ): string[] {
   const uris = [...current];
-  for (const uri of remove) {
+  for (const uri of edit.remove) {
     const index = uris.indexOf(uri);
-    if (index === -1)
-      throw new InvalidRequest(`post-logout redirect URI "${uri}" is not registered for this client`);
+    if (index === -1) throw fieldProblem(field, `${what} "${uri}" is not registered for this client`);
     uris.splice(index, 1);
   }
-  for (const uri of add) {
-    const problem = postLogoutRedirectUriProblem(uri);
-    if (problem) throw new InvalidRequest(problem);
+  for (const uri of edit.add) {
+    const refused = problem(uri);
+    if (refused) throw fieldProblem(field, refused);
     if (!uris.includes(uri)) uris.push(uri);
   }
-  if (uris.length > MAX_POST_LOGOUT_REDIRECT_URIS)
-    throw new InvalidRequest(
-      `a client may have at most ${MAX_POST_LOGOUT_REDIRECT_URIS} post-logout redirect URIs`,
-    );
   return uris;
 }
 
 /**
- * Changes a client (`idp clients update`): only the given fields. Disabling ends its access
- * (`endAccess`), so its tokens stay stopped if it is enabled again. 1 to 20 redirect URIs.
- * @throws NotFound for an unknown client_id; InvalidRequest for bad input.
+ * Changes a client (`idp clients update`, the console): only the given fields. Disabling ends
+ * its access (`endAccess`), so its tokens stay stopped if it is enabled again. 1 to 20 redirect
+ * URIs; a new site URL must suit every redirect URI the client keeps.
+ * @throws NotFound for an unknown client_id; ClientInputError (an InvalidRequest) for bad input.
  */
 export async function updateClient(
   db: Kysely<Database>,
   ctx: Context,
   clientId: string,
   input: UpdateClientInput,
+  options: ClientChangeOptions = {},
 ): Promise<ClientView> {
-  const data = parseInput(updateClientSchema, input);
+  const data = parseClientInput(updateClientSchema, input);
   return db.transaction().execute(async (trx) => {
     const row = await lockClientByClientId(trx, clientId);
     if (!row) throw new NotFound(`no client with client_id ${clientId}`);
     const now = ctx.clock.now();
     const changes: Omit<ClientChanges, 'updatedAt'> = {};
     if (data.name !== undefined) changes.name = data.name;
+    if (data.siteUrl !== undefined) changes.siteUrl = data.siteUrl;
     if (data.wallet !== undefined) changes.wallet = data.wallet;
     if (data.officialMobile !== undefined) changes.officialMobile = data.officialMobile;
     if (data.requirePar !== undefined) changes.requirePar = data.requirePar;
@@ -148,66 +179,57 @@ export async function updateClient(
     // Disabling again keeps the first disabled_at.
     if (data.disabled !== undefined) changes.disabledAt = data.disabled ? (row.disabledAt ?? now) : null;
 
-    if (data.addRedirectUris.length > 0 || data.removeRedirectUris.length > 0) {
-      const uris = [...row.redirectUris];
-      for (const uri of data.removeRedirectUris) {
-        const index = uris.indexOf(uri);
-        if (index === -1) throw new InvalidRequest(`redirect URI "${uri}" is not registered for this client`);
-        uris.splice(index, 1);
-      }
-      for (const uri of data.addRedirectUris) {
-        const problem = redirectUriProblem(uri, row.siteUrl);
-        if (problem) throw new InvalidRequest(problem);
-        if (!uris.includes(uri)) uris.push(uri);
-      }
+    const siteUrl = changes.siteUrl ?? row.siteUrl;
+    if (data.addRedirectUris.length > 0 || data.removeRedirectUris.length > 0 || changes.siteUrl) {
+      const uris = editList(
+        row.redirectUris,
+        { remove: data.removeRedirectUris, add: data.addRedirectUris },
+        'redirectUris',
+        'redirect URI',
+        (uri) => redirectUriProblem(uri, siteUrl),
+      );
       if (uris.length === 0)
-        throw new InvalidRequest(
+        throw fieldProblem(
+          'redirectUris',
           'a client needs at least one redirect URI: add the new one before removing the last',
         );
       if (uris.length > MAX_REDIRECT_URIS)
-        throw new InvalidRequest(`a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`);
-      changes.redirectUris = uris;
+        throw fieldProblem('redirectUris', `a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`);
+      // A kept custom-scheme URI may not suit a new https site URL (docs/api.md, native applications).
+      for (const uri of uris) {
+        const problem = changes.siteUrl ? redirectUriProblem(uri, siteUrl) : null;
+        if (problem) throw fieldProblem('siteUrl', problem);
+      }
+      if (data.addRedirectUris.length > 0 || data.removeRedirectUris.length > 0) changes.redirectUris = uris;
     }
     if (data.addPostLogoutRedirectUris.length > 0 || data.removePostLogoutRedirectUris.length > 0) {
-      changes.postLogoutRedirectUris = editPostLogoutRedirectUris(
+      const uris = editList(
         row.postLogoutRedirectUris,
-        data.removePostLogoutRedirectUris,
-        data.addPostLogoutRedirectUris,
+        { remove: data.removePostLogoutRedirectUris, add: data.addPostLogoutRedirectUris },
+        'postLogoutRedirectUris',
+        'post-logout redirect URI',
+        postLogoutRedirectUriProblem,
       );
+      if (uris.length > MAX_POST_LOGOUT_REDIRECT_URIS)
+        throw fieldProblem(
+          'postLogoutRedirectUris',
+          `a client may have at most ${MAX_POST_LOGOUT_REDIRECT_URIS} post-logout redirect URIs`,
+        );
+      changes.postLogoutRedirectUris = uris;
     }
 
     // A client disabled (say, its secret leaked) comes back, when enabled again, without the
     // tokens and codes it held: its users' remembered consents let it ask for new ones.
     if (data.disabled === true && row.disabledAt === null) await endAccess(trx, { clientPk: row.id }, now);
-    if (Object.keys(changes).length === 0) return presentClient(row);
-    return presentClient(await updateClientColumns(trx, row.id, { ...changes, updatedAt: now }));
-  });
-}
-
-/**
- * Replaces a client's secret. The new one is returned this once and stored only as its SHA-256
- * hash; the old one stops working at once, since only the new hash is kept.
- * @throws NotFound for an unknown client_id; InvalidRequest for a public client (it has no secret).
- */
-export async function rotateClientSecret(
-  db: Kysely<Database>,
-  ctx: Context,
-  clientId: string,
-): Promise<ClientView & { client_secret: string }> {
-  const clientSecret = generateSecret('clientSecret');
-  const row = await db.transaction().execute(async (trx) => {
-    const current = await lockClientByClientId(trx, clientId);
-    if (!current) throw new NotFound(`no client with client_id ${clientId}`);
-    if (current.isPublic) {
-      throw new InvalidRequest(
-        `client ${clientId} is public (token_endpoint_auth_method none): it has no secret to rotate`,
-      );
+    const before = presentClient(row);
+    if (Object.keys(changes).length === 0) return before;
+    const after = presentClient(await updateClientColumns(trx, row.id, { ...changes, updatedAt: now }));
+    const diff = changedSettings(before, after);
+    if (options.audit && Object.keys(diff.after).length > 0) {
+      const onlyDisabled = Object.keys(diff.after).join() === 'disabled';
+      const action = !onlyDisabled ? 'client_updated' : after.disabled ? 'client_disabled' : 'client_enabled';
+      await recordAudit(trx, options.audit({ action, subject: `client:${clientId}`, ...diff }));
     }
-    return updateClientColumns(trx, current.id, {
-      secretHash: hashSecret(clientSecret),
-      updatedAt: ctx.clock.now(),
-    });
+    return after;
   });
-  const { client_id, ...rest } = presentClient(row);
-  return { client_id, client_secret: clientSecret, ...rest };
 }

@@ -40,8 +40,7 @@ export async function authenticateClient(
     return client;
   }
   const matches =
-    credentials.clientSecret !== null &&
-    secretMatchesHash(credentials.clientSecret, client?.secretHash ?? DUMMY_HASH);
+    credentials.clientSecret !== null && secretMatches(credentials.clientSecret, client, ctx.clock.now());
   if (!client || !matches || client.disabledAt !== null) {
     throw new InvalidClient(
       credentials.clientSecret === null
@@ -50,6 +49,22 @@ export async function authenticateClient(
     );
   }
   return client;
+}
+
+/**
+ * Whether `secret` is the client's secret, or the one it replaced while that one's overlap runs
+ * (`idp clients rotate-secret --overlap`). Both hashes are always compared, against a dummy when
+ * absent, so the time taken does not tell whether an overlap runs. The overlap's end is read
+ * from the row at each request, so a cached row never stretches it.
+ */
+function secretMatches(secret: string, client: ClientWithSecretHash | undefined, now: Date): boolean {
+  const current = secretMatchesHash(secret, client?.secretHash ?? DUMMY_HASH);
+  const until = client?.previousSecretExpiresAt;
+  const overlapRuns = until != null && now.getTime() < until.getTime();
+  const previous = secretMatchesHash(secret, client?.previousSecretHash ?? DUMMY_HASH);
+  return (
+    client?.secretHash != null && (current || (overlapRuns && client.previousSecretHash !== null && previous))
+  );
 }
 
 /** The client by its `client_id`, from the instance's cache when it holds a fresh copy. */
