@@ -75,6 +75,16 @@ const OWNERSHIP: Ownership = {
       why: 'one read-only statement per search: enabled users by trigram index, with the premium flag',
     },
     {
+      file: 'src/modules/user-admin/user-search.repository.ts',
+      tables: ['users'],
+      why: "the console's user search: read-only statements over the id, username, e-mail and trigram indexes",
+    },
+    {
+      file: 'src/modules/user-admin/user-detail.repository.ts',
+      tables: ['audit_events'],
+      why: "the console's user page: the latest events about one account, by the actor and subject indexes",
+    },
+    {
       file: 'src/modules/accounts/sessions.repository.ts',
       tables: ['users'],
       why: 'the session lookup of every page refuses a disabled user in the same statement',

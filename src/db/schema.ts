@@ -192,9 +192,9 @@ export interface WalletTransactionsTable {
   /** `tx_…`, the id clients see. */
   public_id: string;
   user_id: number;
-  /** The client that charged; null for an operator's credit. */
+  /** The client that charged; null for an operator's credit or debit (`debit`: migrations/0034). */
   client_pk: number | null;
-  type: 'credit' | 'charge';
+  type: 'credit' | 'charge' | 'debit';
   /** Minor units, always positive; `type` says which way it moved. */
   amount: number;
   balance_after: number;

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { recordAudit } from '../audit/audit.repository.js';
@@ -14,6 +14,7 @@ import { authenticate, type TrustedSource } from './accounts.service.js';
 import { deleteEmailVerificationsOfUser } from './email-verification.repository.js';
 import { deletePasswordResetsOfUser } from './password-resets.repository.js';
 import { endBrowserSessions } from './session-end.service.js';
+import type { User } from './user.js';
 
 /**
  * What a deleted account keeps as its password hash: not an argon2 encoding, so no password ever
@@ -59,39 +60,7 @@ export async function deleteAccount(
     const locked = await lockUserByUsername(trx, user.username);
     if (!locked || locked.id !== user.id || locked.deletedAt) return { ok: false, reason: 'wrong_password' };
     const at = ctx.clock.now();
-    const { sessionsEnded } = await endBrowserSessions(trx, ctx, { userId: user.id }, 'account_deleted');
-    const { grantsRevoked } = await endAccess(trx, { userId: user.id }, at);
-    const consentsDeleted = await deleteConsentsOfUser(trx, user.id);
-    const premiumPeriodsDeleted = await deletePeriodsOfUser(trx, user.id);
-    await clearSignInAttempts(trx, user.id);
-    // Links and messages carry the address and the name: they go with the profile.
-    await deleteEmailVerificationsOfUser(trx, user.id);
-    await deletePasswordResetsOfUser(trx, user.id);
-    // docs/pages.md, §8: the account's second factors and passkeys (each a way in) go with it.
-    const { totpRemoved, passkeysRemoved } = await removeSecondFactors(trx, user.id);
-    const messagesDeleted = await deleteMailOfUser(trx, user.id);
-    // The last message to the address, read before the profile is cleared.
-    await enqueueAccountNotice(trx, ctx, {
-      user: locked,
-      notice: 'account_deleted',
-      locale: input.locale ?? 'en',
-    });
-    await updateUser(trx, user.id, {
-      displayName: null,
-      avatarUrl: null,
-      gameName: null,
-      gameUrl: null,
-      tagLabel: null,
-      tagKind: null,
-      tagSlug: null,
-      email: null,
-      emailVerified: false,
-      verificationLevel: 0,
-      passwordHash: NO_PASSWORD,
-      disabledAt: locked.disabledAt ?? at,
-      deletedAt: at,
-      updatedAt: at,
-    });
+    const erased = await eraseAccount(trx, ctx, locked, input.locale ?? 'en');
     const self = `user:${user.id}`;
     await recordAudit(trx, {
       at,
@@ -99,17 +68,74 @@ export async function deleteAccount(
       action: 'account_deleted',
       subject: self,
       ip: input.ip,
-      details: {
-        via: 'account page',
-        sessions_ended: sessionsEnded,
-        grants_revoked: grantsRevoked,
-        consents_deleted: consentsDeleted,
-        premium_periods_deleted: premiumPeriodsDeleted,
-        passkeys_deleted: passkeysRemoved,
-        messages_deleted: messagesDeleted,
-        second_factors_removed: totpRemoved,
-      },
+      details: { via: 'account page', ...erased },
     });
     return { ok: true };
   });
+}
+
+/** What erasing an account ended and deleted, for its audit event. */
+export interface AccountErased {
+  sessions_ended: number;
+  grants_revoked: number;
+  consents_deleted: number;
+  premium_periods_deleted: number;
+  passkeys_deleted: number;
+  messages_deleted: number;
+  second_factors_removed: boolean;
+}
+
+/**
+ * The deletion itself, in the caller's transaction with `locked` (the user, locked, not yet
+ * deleted): the account's own page after its password, or an operator's console. Every browser
+ * session, grant, token, code and device of the mobile app ends; consents, premium periods and second
+ * factors are deleted; the profile is cleared and the password replaced by one nothing verifies; and
+ * the user is marked deleted and disabled. The caller records the audit event.
+ */
+export async function eraseAccount(
+  trx: Transaction<Database>,
+  ctx: Context,
+  locked: User,
+  locale: MailLocale,
+): Promise<AccountErased> {
+  const at = ctx.clock.now();
+  const userId = locked.id;
+  const { sessionsEnded } = await endBrowserSessions(trx, ctx, { userId }, 'account_deleted');
+  const { grantsRevoked } = await endAccess(trx, { userId }, at);
+  const consentsDeleted = await deleteConsentsOfUser(trx, userId);
+  const premiumPeriodsDeleted = await deletePeriodsOfUser(trx, userId);
+  await clearSignInAttempts(trx, userId);
+  // Links and messages carry the address and the name: they go with the profile.
+  await deleteEmailVerificationsOfUser(trx, userId);
+  await deletePasswordResetsOfUser(trx, userId);
+  // docs/pages.md, §8: the account's second factors and passkeys (each a way in) go with it.
+  const { totpRemoved, passkeysRemoved } = await removeSecondFactors(trx, userId);
+  const messagesDeleted = await deleteMailOfUser(trx, userId);
+  // The last message to the address, read before the profile is cleared.
+  await enqueueAccountNotice(trx, ctx, { user: locked, notice: 'account_deleted', locale });
+  await updateUser(trx, userId, {
+    displayName: null,
+    avatarUrl: null,
+    gameName: null,
+    gameUrl: null,
+    tagLabel: null,
+    tagKind: null,
+    tagSlug: null,
+    email: null,
+    emailVerified: false,
+    verificationLevel: 0,
+    passwordHash: NO_PASSWORD,
+    disabledAt: locked.disabledAt ?? at,
+    deletedAt: at,
+    updatedAt: at,
+  });
+  return {
+    sessions_ended: sessionsEnded,
+    grants_revoked: grantsRevoked,
+    consents_deleted: consentsDeleted,
+    premium_periods_deleted: premiumPeriodsDeleted,
+    passkeys_deleted: passkeysRemoved,
+    messages_deleted: messagesDeleted,
+    second_factors_removed: totpRemoved,
+  };
 }

@@ -171,7 +171,8 @@ function setDisabled(
   username: string,
   disabled: boolean,
 ): Promise<UserStatusView> {
-  return db.transaction().execute(async (trx) => {
+  // `db`'s transaction when it is one: the console records its audit event in the same one.
+  return inTransaction(db, async (trx) => {
     let user = await lockExistingUser(trx, username);
     const now = ctx.clock.now();
     if ((user.disabledAt !== null) !== disabled)

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { hashPassword, type PasswordProblem, passwordProblem } from '../../lib/password.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
@@ -37,11 +38,12 @@ export const PASSWORD_RESET_PATH = '/password/reset';
 /** The longest `login` looked up: no username or address (RFC 5321 §4.5.3.1.3: 256) is longer. */
 const LOGIN_MAX_LENGTH = 320;
 
-/** Who asked for a link, for the audit log. */
-interface ResetRequester {
+/** Who asked for a link, for the audit log (`details`: more of the event, such as an operator's name). */
+export interface ResetRequester {
   actor: string;
   via: string;
   ip: string | null;
+  details?: Record<string, unknown>;
 }
 
 /**
@@ -71,7 +73,7 @@ async function sendPasswordReset(
       link: `${ctx.config.PUBLIC_URL}${PASSWORD_RESET_PATH}?token=${token}&lang=${locale}`,
     };
   });
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const at = ctx.clock.now();
     const message = resetMail({
       to,
@@ -96,7 +98,11 @@ async function sendPasswordReset(
         action: 'password_reset_sent',
         subject: `user:${user.id}`,
         ip: requester.ip,
-        details: { via: requester.via, ...(links.length > 1 ? { accounts_in_message: links.length } : {}) },
+        details: {
+          via: requester.via,
+          ...requester.details,
+          ...(links.length > 1 ? { accounts_in_message: links.length } : {}),
+        },
       });
     }
     return { expiresAt };
@@ -164,7 +170,7 @@ export async function requestPasswordReset(
 export async function sendPasswordResetByOperator(
   db: Kysely<Database>,
   ctx: Context,
-  input: { username: string; locale: MailLocale },
+  input: { username: string; locale: MailLocale; requester?: ResetRequester },
 ): Promise<{ username: string; email: string; expires_at: string }> {
   const user = await findUserByUsername(db, input.username);
   if (!user) throw new NotFound(`no user named ${input.username}`);
@@ -175,11 +181,8 @@ export async function sendPasswordResetByOperator(
     throw new InvalidRequest(
       `${user.username} has no e-mail address: set one first (idp users update --email)`,
     );
-  const sent = await sendPasswordReset(db, ctx, [user], user.email, input.locale, {
-    actor: 'operator',
-    via: 'cli',
-    ip: null,
-  });
+  const requester = input.requester ?? { actor: 'operator', via: 'cli', ip: null };
+  const sent = await sendPasswordReset(db, ctx, [user], user.email, input.locale, requester);
   if (!sent)
     throw new InvalidRequest(
       `${user.username} was sent ${MAIL_LIMIT_PER_HOUR} reset links in the last hour: try again later`,

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { lockUserByUsername } from '../accounts/accounts.repository.js';
 import { findBalance } from '../wallet/wallet.repository.js';
@@ -55,7 +56,8 @@ export async function grantPremium(
   const parsed = grantInputSchema.safeParse(input);
   if (!parsed.success) throw new InvalidRequest(parsed.error.issues.map((issue) => issue.message).join('; '));
   const { period, days } = parsed.data;
-  return db.transaction().execute(async (trx) => {
+  // `db`'s transaction when it is one: the console records its audit event in the same one.
+  return inTransaction(db, async (trx) => {
     const user = await lockUserByUsername(trx, username);
     if (!user) throw new NotFound(`no user named ${username}`);
     const now = ctx.clock.now();

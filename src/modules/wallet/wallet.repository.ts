@@ -10,9 +10,10 @@ export interface LedgerEntry {
   /** `tx_…`, the id clients see. */
   publicId: string;
   userId: number;
-  /** The client that charged; null for an operator's credit. */
+  /** The client that charged; null for an operator's credit or debit. */
   clientPk: number | null;
-  type: 'credit' | 'charge';
+  /** `debit`: an operator's correction from the console (migrations/0034), never a client's. */
+  type: 'credit' | 'charge' | 'debit';
   amount: number;
   balanceAfter: number;
   description: string;
@@ -128,6 +129,47 @@ export async function creditWallet(
   const row = result.rows[0];
   if (!row) throw new Error('the credit statement returned no row');
   return toLedgerEntry(row);
+}
+
+/**
+ * An operator's debit: takes `amount` from the wallet and appends the entry, in one statement, only
+ * while the balance covers it (the wallet's row lock orders it after any charge in progress).
+ * Undefined when it does not, or when the user has no wallet: nothing is written then.
+ */
+export async function debitWallet(
+  db: Kysely<Database>,
+  debit: { publicId: string; userId: number; amount: number; description: string; now: Date },
+): Promise<LedgerEntry | undefined> {
+  const result = await sql<LedgerRow>`
+    with debited as (
+      update wallets set balance = balance - ${debit.amount}, updated_at = ${debit.now}
+      where user_id = ${debit.userId} and balance >= ${debit.amount}
+      returning balance
+    )
+    insert into wallet_transactions
+      (public_id, user_id, client_pk, type, amount, balance_after, description, idempotency_key, created_at)
+    select ${debit.publicId}, ${debit.userId}, null, 'debit', ${debit.amount}, balance,
+      ${debit.description}, null, ${debit.now}
+    from debited
+    returning *`.execute(db);
+  const row = result.rows[0];
+  return row && toLedgerEntry(row);
+}
+
+/** The latest `limit` entries of a user's ledger, newest first (the console's user page). */
+export async function listRecentEntriesOfUser(
+  db: Kysely<Database>,
+  userId: number,
+  limit: number,
+): Promise<LedgerEntry[]> {
+  const rows = await db
+    .selectFrom('wallet_transactions')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map(toLedgerEntry);
 }
 
 /** The charges `clientPk` made to the user, newest first, below `beforeId` when given. */

@@ -9,6 +9,7 @@ import {
   chargeWallet,
   countWallets,
   creditWallet,
+  debitWallet,
   findBalance,
   findLedgerMismatches,
   listClientEntries,
@@ -42,6 +43,8 @@ function newTransactionId(): string {
 }
 
 export function presentTransaction(entry: PresentedEntry): TransactionPayload {
+  // A debit is an operator's correction: a client's list reads only its own charges (listClientEntries).
+  if (entry.type === 'debit') throw new Error('an operator debit is not a transaction a client sees');
   return {
     id: entry.publicId,
     type: entry.type,
@@ -177,6 +180,51 @@ export async function credit(
     }
     throw error;
   }
+}
+
+/** An operator's debit as the console shows it (in coins). */
+export interface DebitView {
+  id: string;
+  type: 'debit';
+  amount: number;
+  description: string;
+  balance_after: number;
+  created_at: string;
+}
+
+/**
+ * An operator's debit (the console), with the reason as the ledger entry's description; the
+ * amount and description follow the rules of a charge. Nothing is taken unless the balance covers it.
+ * @throws InvalidRequest for a bad amount or description; InsufficientFunds; NotFound for no such user.
+ */
+export async function debit(
+  db: Kysely<Database>,
+  ctx: Context,
+  input: { username: string; amount: unknown; description: string },
+): Promise<{ balance: number; transaction: DebitView }> {
+  const amount = toMinorUnits(parseInput(amountSchema, input.amount)) as number;
+  const description = parseInput(descriptionSchema, input.description);
+  const user = await findUserByUsername(db, input.username);
+  if (!user) throw new NotFound(`no user named ${input.username}`);
+  const entry = await debitWallet(db, {
+    publicId: newTransactionId(),
+    userId: user.id,
+    amount,
+    description,
+    now: ctx.clock.now(),
+  });
+  if (!entry) throw new InsufficientFunds();
+  return {
+    balance: toCoins(entry.balanceAfter),
+    transaction: {
+      id: entry.publicId,
+      type: 'debit',
+      amount: toCoins(entry.amount),
+      description: entry.description,
+      balance_after: toCoins(entry.balanceAfter),
+      created_at: entry.createdAt.toISOString(),
+    },
+  };
 }
 
 /** What `idp wallet verify` prints (in coins). */
