@@ -1,0 +1,126 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listPasskeys } from '../../src/modules/passkeys/passkeys.repository.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { makeOperator, nextCode, type TestOperator } from '../helpers/console.js';
+import { freePort } from '../helpers/tcp-proxy.js';
+import { launchChromium } from './helpers/chromium.js';
+import { inspectAndPhotograph, seriousFindings, WIDTHS } from './helpers/page-checks.js';
+
+/**
+ * Entering the console as an operator does, in Chromium: sign in (password, then a code), the
+ * console's own entry with a new code, its pages in both languages at phone and desktop widths,
+ * light and dark, checked by axe; then a passkey added and the console entered with it alone, on a
+ * virtual authenticator; leaving the console.
+ *
+ * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
+ */
+const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
+
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let operator: TestOperator;
+
+async function submit(selector: string): Promise<void> {
+  await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
+}
+
+const pathname = () => new URL(page.url()).pathname;
+
+describe.skipIf(skipBrowserTests)('entering the console, in Chromium', () => {
+  beforeAll(async () => {
+    const port = await freePort();
+    // localhost, not 127.0.0.1: an IP address is no WebAuthn relying party id.
+    base = `http://localhost:${port}`;
+    t = await createTestApp({ env: { PUBLIC_URL: base } });
+    t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
+    await t.app.listen({ host: 'localhost', port });
+    operator = await makeOperator(t, 'owner', { username: 'night_operator' });
+    browser = await launchChromium();
+    context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable', { enableUI: false });
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => undefined);
+    await browser?.close();
+    await t?.close();
+  }, 60_000);
+
+  it('signs in, then asks for a new code at the console door, and opens the page asked for', async () => {
+    await page.goto(`${base}/admin/session`);
+    expect(pathname()).toBe('/signin');
+    await page.locator('#username').fill(operator.user.username);
+    await page.locator('#password').fill(operator.user.password);
+    await submit('form[action="/signin"] button[type="submit"]');
+    await page.locator('#code').fill(nextCode(t, operator));
+    await submit('form[action="/signin/second-factor"] button[type="submit"]');
+    expect(pathname()).toBe('/admin/enter');
+    expect(await page.locator('h1').textContent()).toBe('Enter the console');
+    // The code field has the focus: the operator types at once.
+    await page.waitForFunction(() => document.activeElement?.id === 'code');
+    await inspectAndPhotograph(page, 'console-enter');
+    await page.locator('#code').fill('123456');
+    await submit('form[action="/admin/enter"] button[type="submit"]');
+    expect(await page.locator('#proof-error').textContent()).toBe(
+      'That code is not right. Try the current one.',
+    );
+    expect(await page.locator('#code').getAttribute('aria-invalid')).toBe('true');
+    await page.locator('#code').fill(nextCode(t, operator));
+    await submit('form[action="/admin/enter"] button[type="submit"]');
+    expect(pathname()).toBe('/admin/session');
+    expect(await page.locator('.console-operator a').textContent()).toBe('night_operator · Owner');
+    await inspectAndPhotograph(page, 'console-session');
+  });
+
+  it('speaks Russian, at a phone width, light and dark', async () => {
+    await page.setViewportSize(WIDTHS.phone);
+    await page.goto(`${base}/admin/session?lang=ru`);
+    expect(await page.locator('h1').textContent()).toBe('Сеанс консоли');
+    expect(await page.locator('.console-nav').getAttribute('aria-label')).toBe('Разделы консоли');
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
+      WIDTHS.phone.width,
+    );
+    expect(await seriousFindings(page)).toEqual([]);
+    await page.goto(`${base}/admin/session?lang=en`);
+    await page.setViewportSize(WIDTHS.desktop);
+  });
+
+  it('enters with a passkey alone once the account has one', async () => {
+    await page.goto(`${base}/account/security`);
+    await page.locator('[data-passkey-add]').waitFor();
+    await page.locator('#passkey-new-name').fill('Desk key');
+    await Promise.all([
+      page.waitForURL(`${base}/account/security?notice=passkey_added`),
+      page.locator('[data-passkey-add]').click(),
+    ]);
+    expect(await listPasskeys(t.database.db, operator.user.id)).toHaveLength(1);
+    await page.goto(`${base}/admin/session`);
+    await submit('form[action="/admin/leave"] button');
+    expect(pathname()).toBe('/account');
+    expect(await page.locator('.notice').textContent()).toContain('You left the console');
+    await page.goto(`${base}/admin/session`);
+    expect(pathname()).toBe('/admin/enter');
+    await Promise.all([
+      page.waitForURL(`${base}/admin/session`),
+      page.locator('[data-passkey-button]').click(),
+    ]);
+    expect(await page.locator('.console-facts').textContent()).toContain('passkey');
+  });
+});
