@@ -110,7 +110,7 @@ export async function recordAudit(db: Kysely<Database>, event: AuditEvent): Prom
       details: JSON.stringify(boundedDetails(event.details ?? {})),
     })
     .execute();
-  rollups.audit(event.action);
+  rollups.audit(event.action, event.details);
 }
 
 /** An event as the log keeps it. */

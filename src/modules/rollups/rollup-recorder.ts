@@ -76,13 +76,15 @@ export class RollupRecorder {
   }
 
   /**
-   * An audit event (the recorder of src/modules/audit): sign-ins that passed their first step
-   * (password or passkey), failed ones, and failed second steps.
+   * An audit event (the recorder of src/modules/audit): sign-ins that passed their first step, at
+   * any door (password, passkey, the mobile app's verify), failed ones, and failed second steps. A
+   * mobile device signed in after its second step is not counted again: its password step was.
    */
-  audit(action: string): void {
+  audit(action: string, details?: Record<string, unknown>): void {
     if (action === 'sign_in') this.count('sign_ins_ok');
     else if (action === 'sign_in_failed') this.count('sign_ins_failed');
     else if (action === 'second_factor_failed') this.count('second_factor_failures');
+    else if (action === 'device_signed_in' && details?.second_factor === undefined) this.count('sign_ins_ok');
   }
 
   /** A token set issued to `clientId`: in the total and the client's own series; refreshes apart. */

@@ -168,6 +168,24 @@ describe('readSeries', () => {
   });
 });
 
+describe('the hooks', () => {
+  it('count a sign-in once per door, and answers by status and route class', () => {
+    const { recorder } = recorderAt('2026-03-04T00:00:00Z');
+    recorder.audit('device_signed_in', {}); // the mobile app, with the password alone
+    recorder.audit('device_signed_in', { second_factor: 'totp' }); // its password step counted already
+    recorder.audit('second_factor_passed');
+    recorder.response('/signin', 503);
+    recorder.response('/signin', 302);
+    recorder.response(undefined, 404);
+    const counts = recorder.take().map(({ name, key, value }) => [name, key, value]);
+    expect(counts).toEqual([
+      ['sign_ins_ok', '', 1],
+      ['http_5xx', 'pages', 1],
+      ['http_4xx', 'other', 1],
+    ]);
+  });
+});
+
 describe('the route classes', () => {
   it('come from the route pattern, a bounded set', () => {
     expect(routeClassOf('/api/v1/oauth/token')).toBe('oauth');
