@@ -63,22 +63,6 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   'users mfa-reset': { explain: { ...USER }, example: 'idp users mfa-reset alice' },
   'users unlock': { explain: { ...USER }, example: 'idp users unlock alice' },
-  'users list': {
-    explain: {
-      search:
-        'a username, display name, e-mail address or id, or the start or a part of one (3 characters or more for a part)',
-      limit: 'how many accounts to print, 1 to 1000 (default 50)',
-    },
-    example: 'idp users list --search alice@example --limit 20',
-  },
-  'users find': {
-    explain: {
-      username: 'the exact username (any case)',
-      email: 'the exact e-mail address (any case); every account holding it is printed',
-      id: 'the account id, as /me and the audit log show it',
-    },
-    example: 'idp users find --email alice@example.com --json',
-  },
   'clients create': {
     explain: {
       name: "the site's name, shown on the consent page",
@@ -188,8 +172,15 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   'admins revoke': { explain: { ...USER }, example: 'idp admins revoke alice' },
   'admins list': { explain: {}, example: 'idp admins list --json' },
   'audit tail': {
-    explain: { limit: 'how many events, newest first: 1 to 1000, default 50' },
-    example: 'idp audit tail --limit 20',
+    explain: {
+      limit: 'how many events, the newest matching ones (printed oldest first): 1 to 1000, default 50',
+      user: 'only events by or about this account: its username or id',
+      client: 'only events by or about this client: its client_id',
+      action: 'only events of this action, such as sign_in_failed or key_rotated',
+      since:
+        'only events from this time on: an ISO date or time (UTC without a zone) or a duration back from now (15m, 2h, 7d)',
+    },
+    example: 'idp audit tail --user alice --since 2h --limit 20',
   },
   'mail test': {
     explain: { to: 'the address to send the test message to' },

@@ -1,4 +1,48 @@
 import type { auditEn } from './en-audit.js';
 
 /** The console's audit texts in Russian. */
-export const auditRu: typeof auditEn = {};
+export const auditRu: typeof auditEn = {
+  title: 'Журнал аудита',
+  intro: 'Кто, что, с чем, когда и откуда сделал. Сначала новые; время в UTC.',
+  filters: 'Фильтры',
+  operator: 'Оператор',
+  operatorHint: 'Имя пользователя или id оператора, действовавшего в консоли',
+  user: 'Пользователь',
+  userHint: 'Имя пользователя или id: что он сделал и что сделали с ним',
+  client: 'Приложение',
+  clientHint: 'client_id',
+  action: 'Действие',
+  actionHint: 'Например, sign_in_failed или key_rotated',
+  since: 'С',
+  until: 'До',
+  timeHint: 'Дата и время в UTC (2026-06-01T12:00) или сколько назад (15m, 2h, 7d)',
+  apply: 'Показать',
+  clear: 'Сбросить фильтры',
+  errors: {
+    unknown_account: 'Нет учётной записи с таким именем или id.',
+    unknown_client: 'Нет приложения с таким client_id.',
+    malformed_action: 'Действие — это имя вроде sign_in_failed.',
+    malformed_time: 'Укажите дату и время в UTC (2026-06-01T12:00) или сколько назад (15m, 2h, 7d).',
+    range: 'Конец периода должен быть позже его начала.',
+  },
+  invalid: 'Проверьте фильтры: один из них указан неверно.',
+  columns: {
+    at: 'Время',
+    actor: 'Кто',
+    action: 'Действие',
+    subject: 'С чем',
+    ip: 'IP-адрес',
+    details: 'Подробности',
+  },
+  operatorMark: 'оператор',
+  filterBy: (name: string) => `Показать только события ${name}`,
+  none: 'Нет событий, подходящих под фильтры.',
+  older: 'Более ранние события',
+  newest: 'Самые новые события',
+  export: 'Выгрузка',
+  exportCsv: 'Скачать CSV',
+  exportJson: 'Скачать JSON',
+  exportLimit: (max: string) =>
+    `В выгрузку попадают не более ${max} самых новых событий, подходящих под фильтры.`,
+  shown: (count: number) => `Показано событий: ${count}`,
+};
