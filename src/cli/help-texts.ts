@@ -63,6 +63,22 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   'users mfa-reset': { explain: { ...USER }, example: 'idp users mfa-reset alice' },
   'users unlock': { explain: { ...USER }, example: 'idp users unlock alice' },
+  'users list': {
+    explain: {
+      search:
+        'a username, display name, e-mail address or id, or the start or a part of one (3 characters or more for a part)',
+      limit: 'how many accounts to print, 1 to 1000 (default 50)',
+    },
+    example: 'idp users list --search alice@example --limit 20',
+  },
+  'users find': {
+    explain: {
+      username: 'the exact username (any case)',
+      email: 'the exact e-mail address (any case); every account holding it is printed',
+      id: 'the account id, as /me and the audit log show it',
+    },
+    example: 'idp users find --email alice@example.com --json',
+  },
   'clients create': {
     explain: {
       name: "the site's name, shown on the consent page",

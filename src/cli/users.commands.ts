@@ -34,7 +34,77 @@ function refuseConflicts(args: ParsedArgs, clear: string, setters: readonly stri
   }
 }
 
+/** `--limit` of `users list`: 1 to 1000, 50 unless given. */
+function limitOf(args: ParsedArgs): number {
+  const text = str(args, 'limit') ?? '50';
+  const limit = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(limit >= 1 && limit <= 1000))
+    throw new UsageError(`--limit must be a whole number from 1 to 1000, got "${text}"`);
+  return limit;
+}
+
+/** The one field `users find` looks up: exactly one of --username, --email and --id. */
+function findBy(args: ParsedArgs): { username: string } | { email: string } | { id: number } {
+  const given = ['username', 'email', 'id'].filter((name) => str(args, name) !== undefined);
+  if (given.length !== 1) throw new UsageError('give exactly one of --username, --email and --id');
+  const username = str(args, 'username');
+  if (username !== undefined) return { username };
+  const email = str(args, 'email');
+  if (email !== undefined) return { email };
+  const text = str(args, 'id') ?? '';
+  if (!/^\d{1,15}$/.test(text) || Number(text) < 1)
+    throw new UsageError(`--id must be a user id (digits), got "${text}"`);
+  return { id: Number(text) };
+}
+
+/** One account a line: id, username, status, address (verified or not), display name, created. */
+function accountLines(result: object): string {
+  const { users } = result as { users: Array<Record<string, string | number | boolean | null>> };
+  if (users.length === 0) return '(no user)';
+  return users
+    .map((user) =>
+      [
+        user.id,
+        user.username,
+        user.status,
+        user.email === null ? '-' : `${user.email}${user.email_verified ? ' (verified)' : ' (unverified)'}`,
+        user.display_name === null ? '-' : JSON.stringify(user.display_name),
+        user.created_at,
+      ].join('  '),
+    )
+    .join('\n');
+}
+
+const userAdmin = () => import('../modules/user-admin/user-search.service.js');
+
 export const userCommands: Command[] = [
+  {
+    name: 'users list',
+    usage: 'idp users list [--search TEXT] [--limit N] (N from 1 to 1000, default 50)',
+    summary:
+      "Accounts, newest first, or those matching --search as the console's search ranks them (id, then prefixes, then substrings)",
+    options: { search: { type: 'string' }, limit: { type: 'string' } },
+    check: (args) => void limitOf(args),
+    run: async (ctx, args) => {
+      const { listUsers, presentAccount } = await userAdmin();
+      const rows = await listUsers(ctx.db, { search: str(args, 'search'), limit: limitOf(args) });
+      return { users: rows.map(presentAccount) };
+    },
+    text: accountLines,
+  },
+  {
+    name: 'users find',
+    usage: 'idp users find (--username U | --email E | --id N)',
+    summary:
+      'The accounts with exactly this username (any case), e-mail address (any case; several may share one) or id, whatever their state',
+    options: { username: { type: 'string' }, email: { type: 'string' }, id: { type: 'string' } },
+    check: (args) => void findBy(args),
+    run: async (ctx, args) => {
+      const { findUsersExactly, presentAccount } = await userAdmin();
+      return { users: (await findUsersExactly(ctx.db, findBy(args))).map(presentAccount) };
+    },
+    text: accountLines,
+  },
   {
     name: 'users create',
     usage:

@@ -93,6 +93,25 @@ function pageOf(
   return { term, page, rows: shown, hasNext, prefixOnly, partial };
 }
 
+/**
+ * `idp users list`: the newest `limit` accounts, or with `search` the first `limit` matches as the
+ * console ranks them (without its pages; the substring step has the same time bound).
+ */
+export async function listUsers(
+  db: Kysely<Database>,
+  input: { search?: string | undefined; limit: number },
+): Promise<UserSearchRow[]> {
+  const term = searchTerm(input.search ?? '').slice(0, USER_QUERY_MAX_LENGTH);
+  if (term === '') return listNewestAccounts(db, { limit: input.limit, offset: 0 });
+  const found = await searchAccounts(db, {
+    term,
+    id: idOfTerm(term),
+    limit: input.limit,
+    substringTimeoutMs: SUBSTRING_TIMEOUT_MS,
+  });
+  return found.rows;
+}
+
 /** The most accounts `idp users find` prints (an address may be on several). */
 export const FIND_LIMIT = 100;
 
