@@ -30,6 +30,10 @@ declare module 'fastify' {
     /** A console route: who may call it (src/web/console/console-guard.ts). */
     console?: ConsoleAccess;
   }
+  interface FastifyInstance {
+    /** Every console route with its declaration, in the order they were added: for the role tests and the docs. */
+    consoleRoutes: ReadonlyArray<{ method: string; url: string; access: ConsoleAccess }>;
+  }
 }
 
 /** The operator of a console request. */
@@ -102,8 +106,12 @@ export function installConsoleGuard(app: FastifyInstance, deps: Deps): void {
       return sendTo(request, reply, CONSOLE_REAUTH_PATH, 'reauthentication_required');
     operators.set(request, { ...operator, session });
   };
+  const declared: Array<{ method: string; url: string; access: ConsoleAccess }> = [];
+  app.decorate('consoleRoutes', declared);
   app.addHook('onRoute', (route) => {
     if (!route.config?.console) return;
+    for (const method of [route.method].flat())
+      if (method !== 'HEAD') declared.push({ method, url: route.url, access: route.config.console });
     route.preHandler = [guard, ...[route.preHandler ?? []].flat()];
   });
 }
