@@ -11,7 +11,8 @@ export type RefusalReason =
   | 'invalid_reason'
   | 'invalid_period'
   | 'insufficient_funds'
-  | 'balance_limit';
+  | 'balance_limit'
+  | 'confirm_mismatch';
 
 /**
  * 400 `invalid_request`: an action the account's state or the form does not allow (a debit beyond the
