@@ -122,3 +122,96 @@ export const markLogoutFailed = (
   logout: Leased,
   input: { now: Date; error: string; retryAt: Date | null; purgeAfter: Date },
 ) => markLeasedFailed(db, 'backchannel_logouts', logout, input);
+
+/** A logout as the operator sees it: its client, account and outcome; never the session id or a token. */
+export interface LogoutRecord {
+  id: number;
+  clientId: string;
+  clientName: string;
+  userId: number;
+  reason: string;
+  createdAt: Date;
+  attempts: number;
+  deliveredAt: Date | null;
+  failedAt: Date | null;
+  lastError: string | null;
+}
+
+/** How many logouts wait, were delivered and were given up on (those still kept). */
+export async function countLogouts(
+  db: Kysely<Database>,
+): Promise<{ pending: number; delivered: number; failed: number }> {
+  const row = await db
+    .selectFrom('backchannel_logouts')
+    .select((eb) => [
+      eb.fn
+        .countAll<number>()
+        .filterWhere('delivered_at', 'is', null)
+        .filterWhere('failed_at', 'is', null)
+        .as('pending'),
+      eb.fn.countAll<number>().filterWhere('delivered_at', 'is not', null).as('delivered'),
+      eb.fn.countAll<number>().filterWhere('failed_at', 'is not', null).as('failed'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { pending: Number(row.pending), delivered: Number(row.delivered), failed: Number(row.failed) };
+}
+
+/** The latest logouts, newest first, with their client's client_id and name. */
+export async function latestLogouts(db: Kysely<Database>, limit: number): Promise<LogoutRecord[]> {
+  const rows = await db
+    .selectFrom('backchannel_logouts as b')
+    .innerJoin('clients as c', 'c.id', 'b.client_pk')
+    .select([
+      'b.id',
+      'c.client_id',
+      'c.name',
+      'b.user_id',
+      'b.reason',
+      'b.created_at',
+      'b.attempts',
+      'b.delivered_at',
+      'b.failed_at',
+      'b.last_error',
+    ])
+    .orderBy('b.id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({
+    id: Number(row.id),
+    clientId: row.client_id,
+    clientName: row.name,
+    userId: Number(row.user_id),
+    reason: row.reason,
+    createdAt: row.created_at,
+    attempts: row.attempts,
+    deliveredAt: row.delivered_at,
+    failedAt: row.failed_at,
+    lastError: row.last_error,
+  }));
+}
+
+/**
+ * Puts a logout given up on back in the queue, due at once with a fresh count of attempts (the
+ * operator's retry), and announces it; undefined when there is none, or it is not failed.
+ */
+export async function retryFailedLogout(
+  db: Kysely<Database>,
+  id: number,
+  now: Date,
+): Promise<{ id: number; clientId: string; userId: number } | undefined> {
+  const row = await db
+    .updateTable('backchannel_logouts')
+    .set({ failed_at: null, purge_after: null, attempts: 0, next_attempt_at: now })
+    .where('id', '=', id)
+    .where('failed_at', 'is not', null)
+    .returning(['id', 'client_pk', 'user_id'])
+    .executeTakeFirst();
+  if (!row) return undefined;
+  await sql`select pg_notify(${LOGOUT_CHANNEL}, 'queued')`.execute(db);
+  const client = await db
+    .selectFrom('clients')
+    .select('client_id')
+    .where('id', '=', row.client_pk)
+    .executeTakeFirstOrThrow();
+  return { id: Number(row.id), clientId: client.client_id, userId: Number(row.user_id) };
+}

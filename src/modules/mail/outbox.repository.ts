@@ -265,3 +265,24 @@ export async function countMail(
     .executeTakeFirstOrThrow();
   return { pending: Number(row.pending), sent: Number(row.sent), failed: Number(row.failed) };
 }
+
+/**
+ * Puts a message given up on back in the queue, due at once with a fresh count of attempts (the
+ * operator's retry), and announces it; undefined when there is no such message, or it is not
+ * failed (waiting or sent: nothing to retry). Its kind and recipient, for the audit log.
+ */
+export async function retryFailedMail(
+  db: Kysely<Database>,
+  id: number,
+  now: Date,
+): Promise<{ id: number; kind: string; recipient: string } | undefined> {
+  const row = await db
+    .updateTable('mail_outbox')
+    .set({ failed_at: null, purge_after: null, attempts: 0, next_attempt_at: now })
+    .where('id', '=', id)
+    .where('failed_at', 'is not', null)
+    .returning(['id', 'kind', 'recipient'])
+    .executeTakeFirst();
+  if (row) await sql`select pg_notify(${MAIL_CHANNEL}, 'queued')`.execute(db);
+  return row && { id: Number(row.id), kind: row.kind, recipient: row.recipient };
+}

@@ -113,6 +113,8 @@ export async function rotateSigningKey(
   db: Kysely<Database>,
   ctx: Context,
   alg: SigningAlgorithm = DEFAULT_SIGNING_ALGORITHM,
+  /** Runs in the rotation's transaction (the console records its audit event there). */
+  alongside?: (trx: Kysely<Database>, key: SigningKey) => Promise<void>,
 ): Promise<SigningKey> {
   const generated = await generateKeyMaterial(alg);
   const row = await inTransaction(db, async (trx) => {
@@ -121,7 +123,9 @@ export async function rotateSigningKey(
     const now = ctx.clock.now();
     const createdAt =
       newest && newest.createdAt.getTime() >= now.getTime() ? new Date(newest.createdAt.getTime() + 1) : now;
-    return insertSigningKey(trx, toInsertable(generated, createdAt));
+    const key = await insertSigningKey(trx, toInsertable(generated, createdAt));
+    await alongside?.(trx, key);
+    return key;
   });
   invalidateSigningKeyCache(db, alg);
   return row;
