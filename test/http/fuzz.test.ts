@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { makeOperator, nextCode, type TestOperator } from '../helpers/console.js';
 import { makeClient, makeOfficialApp, makeUser, mintCode, type TestClient } from '../helpers/factories.js';
 import { hiddenFields } from '../helpers/html.js';
 import { basic, exchangeCode } from '../helpers/http.js';
@@ -16,6 +17,8 @@ import { basic, exchangeCode } from '../helpers/http.js';
  * the catalogue adds) are favoured, and half of the generated requests carry the session of a
  * signed-in browser, kept alive: a request that ends or changes it (a sign-out, a new session id) is
  * followed by a fresh sign-in, so later requests still reach past the session and CSRF checks.
+ * That browser is a console owner's, inside the console (entered with a code), so the console's
+ * routes are walked with an operator's session and without one.
  *
  * FUZZ_SEED=<n> replays a run (the seed is printed first); FUZZ_RUNS=<n> changes its length.
  */
@@ -52,6 +55,8 @@ interface Credentials {
   /** Who that browser is signed in as (a baseline may send the password to re-authenticate). */
   username: string;
   password: string;
+  /** The same account as a console owner, with its authenticator app's key. */
+  operator: TestOperator;
 }
 
 /**
@@ -64,6 +69,7 @@ const SESSION_FAMILIES: ReadonlyArray<readonly [string, (path: string) => boolea
   ['account', (path) => path.startsWith('/account')],
   ['logout', (path) => path.startsWith('/api/v1/oauth/logout') || path === '/signout'],
   ['par', (path) => path === '/api/v1/oauth/par'],
+  ['console', (path) => path.startsWith('/admin')],
 ];
 
 /** Other routes a signed-in browser reaches, favoured as the families are. */
@@ -650,22 +656,52 @@ async function accountCsrf(cookies: Map<string, string>): Promise<string | undef
   return account.statusCode === 200 ? hiddenFields(account.body, '/signout').csrf_token : undefined;
 }
 
-/** A browser signed in as `username`: its cookies and CSRF token, or null when the sign-in is refused. */
-async function signedInBrowser(
-  username: string,
-  password: string,
-): Promise<{ cookies: Map<string, string>; csrf: string } | null> {
-  const page = await t.app.inject({ method: 'GET', url: '/signin' });
-  const cookies = new Map<string, string>();
-  keepCookies(cookies, page);
-  const signIn = await t.app.inject({
-    method: 'POST',
-    url: '/signin',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(cookies) },
-    payload: new URLSearchParams({ ...hiddenFields(page.body, '/signin'), username, password }).toString(),
+/** POSTs a page's form (its hidden fields and `fields`) with the browser's cookies, keeping what it sets. */
+async function postForm(
+  cookies: Map<string, string>,
+  pageUrl: string,
+  action: string,
+  fields: Record<string, string>,
+) {
+  const page = await t.app.inject({
+    method: 'GET',
+    url: pageUrl,
+    headers: { cookie: cookieHeader(cookies) },
   });
+  keepCookies(cookies, page);
+  const res = await t.app.inject({
+    method: 'POST',
+    url: action,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(cookies) },
+    payload: new URLSearchParams({ ...hiddenFields(page.body, action), ...fields }).toString(),
+  });
+  keepCookies(cookies, res);
+  return res;
+}
+
+/** Enters the console with the operator's next code; whether it opened. */
+async function enterConsole(cookies: Map<string, string>, operator: TestOperator): Promise<boolean> {
+  const res = await postForm(cookies, '/admin/enter', '/admin/enter', { code: nextCode(t, operator) });
+  return res.statusCode === 303;
+}
+
+/**
+ * A browser signed in as the operator (password, then the second step's code) and inside the
+ * console: its cookies and CSRF token, or null when the sign-in is refused.
+ */
+async function signedInBrowser(
+  operator: TestOperator,
+): Promise<{ cookies: Map<string, string>; csrf: string } | null> {
+  const cookies = new Map<string, string>();
+  const { username, password } = operator.user;
+  const signIn = await postForm(cookies, '/signin', '/signin', { username, password });
   if (signIn.statusCode !== 303) return null;
-  keepCookies(cookies, signIn);
+  const step = String(signIn.headers.location ?? '');
+  if (step.startsWith('/signin/second-factor')) {
+    const passed = await postForm(cookies, step, '/signin/second-factor', { code: nextCode(t, operator) });
+    if (passed.statusCode !== 303) return null;
+  }
+  if (!(await enterConsole(cookies, operator))) return null;
   const csrf = await accountCsrf(cookies);
   return csrf ? { cookies, csrf } : null;
 }
@@ -687,15 +723,22 @@ async function liveSession(): Promise<void> {
   if (!sessionDirty) return;
   sessionDirty = false;
   const csrf = await accountCsrf(jar);
-  if (csrf) {
-    useBrowser({ cookies: jar, csrf });
+  const inConsole = async () =>
+    (await t.app.inject({ method: 'GET', url: '/admin/session', headers: { cookie: cookieHeader(jar) } }))
+      .statusCode === 200 || (await enterConsole(jar, credentials.operator));
+  if (csrf && (await inConsole())) {
+    useBrowser({ cookies: jar, csrf: (await accountCsrf(jar)) ?? csrf });
     return;
   }
-  let browser = await signedInBrowser(credentials.username, credentials.password);
+  let browser = await signedInBrowser(credentials.operator);
   if (!browser) {
-    const user = await makeUser(t);
-    Object.assign(credentials, { username: user.username, password: user.password });
-    browser = await signedInBrowser(user.username, user.password);
+    const operator = await makeOperator(t, 'owner');
+    Object.assign(credentials, {
+      username: operator.user.username,
+      password: operator.user.password,
+      operator,
+    });
+    browser = await signedInBrowser(operator);
   }
   if (!browser) throw new Error('a new user could not sign in');
   freshSignIns++;
@@ -704,7 +747,8 @@ async function liveSession(): Promise<void> {
 
 beforeAll(async () => {
   t = await createTestApp();
-  const user = await makeUser(t);
+  const operator = await makeOperator(t, 'owner');
+  const user = operator.user;
   const client = await makeClient(t, { wallet: true, postLogoutRedirectUris: [POST_LOGOUT_REDIRECT_URI] });
   const mobile = await makeOfficialApp(t);
   // Bearer tokens of another client: the generated requests revoke the first client's grants.
@@ -717,8 +761,8 @@ beforeAll(async () => {
   const plain = await tokenOf(['openid', 'profile', 'email', 'verified']);
   const refreshable = await tokenOf(['openid', 'offline_access'], client);
   const wallet = await tokenOf(['openid', 'wallet']);
-  const browser = await signedInBrowser(user.username, user.password);
-  if (!browser) throw new Error('the user could not sign in');
+  const browser = await signedInBrowser(operator);
+  if (!browser) throw new Error('the operator could not sign in');
   credentials = {
     client,
     mobileClientId: mobile.clientId,
@@ -730,6 +774,7 @@ beforeAll(async () => {
     csrfToken: '',
     username: user.username,
     password: user.password,
+    operator,
   };
   useBrowser(browser);
   const catalogue = await t.app.inject({ method: 'GET', url: '/api/v1/' });

@@ -85,13 +85,17 @@ export const consoleEnterRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
   const switchTo = (path: string) => (request: FastifyRequest) =>
     `${path}?return_to=${encodeURIComponent(consoleReturnPath((request.body as { return_to?: string })?.return_to))}`;
 
-  /** Checks the form's code; answers the page again with the error, or undefined when it passed. */
-  const proveWithCode = async (request: FastifyRequest, reply: FastifyReply, mode: 'enter' | 'reauth') => {
+  /**
+   * Checks the form's code: undefined when it passed, else what the page says again. (Not the
+   * reply itself: a Fastify reply is a thenable, and awaiting one waits for it to be sent.)
+   */
+  const codeProblem = async (
+    request: FastifyRequest,
+  ): Promise<{ error: ProofError; status: number } | undefined> => {
     const form = request.body as z.infer<typeof codeForm>;
     const operator = requiredOperator(request);
     const code = (form.code ?? '').trim();
-    const page = { mode, returnTo: form.return_to };
-    if (code === '') return renderProof(request, reply, deps, { ...page, error: 'missing', status: 400 });
+    if (code === '') return { error: 'missing', status: 400 };
     const result = await checkConsoleCode(db, ctx, {
       userId: operator.userId,
       code,
@@ -99,13 +103,8 @@ export const consoleEnterRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
       ip: request.ip,
       locale: pageLocale(request),
     });
-    if (!result.ok)
-      return renderProof(request, reply, deps, {
-        ...page,
-        error: result.locked ? 'locked' : 'wrongCode',
-        status: 401,
-      });
-    return undefined;
+    if (result.ok) return undefined;
+    return { error: result.locked ? 'locked' : 'wrongCode', status: 401 };
   };
 
   routes.get(
@@ -137,8 +136,13 @@ export const consoleEnterRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
       schema: { body: codeForm },
     },
     async (request, reply) => {
-      const refused = await proveWithCode(request, reply, 'enter');
-      if (refused) return refused;
+      const problem = await codeProblem(request);
+      if (problem)
+        return renderProof(request, reply, deps, {
+          mode: 'enter',
+          returnTo: request.body.return_to,
+          ...problem,
+        });
       const operator = requiredOperator(request);
       const opened = await openConsoleSession(db, ctx, {
         userId: operator.userId,
@@ -180,8 +184,13 @@ export const consoleEnterRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
       schema: { body: codeForm },
     },
     async (request, reply) => {
-      const refused = await proveWithCode(request, reply, 'reauth');
-      if (refused) return refused;
+      const problem = await codeProblem(request);
+      if (problem)
+        return renderProof(request, reply, deps, {
+          mode: 'reauth',
+          returnTo: request.body.return_to,
+          ...problem,
+        });
       const session = requiredOperator(request).session;
       if (session) await reproveConsoleSession(db, ctx, { session, method: 'totp', ip: request.ip });
       return reply.redirect(consoleReturnPath(request.body.return_to), 303);

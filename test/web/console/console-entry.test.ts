@@ -61,6 +61,12 @@ describe('who reaches the console', () => {
     expect(wrong.body).toContain('That code is not right');
     const recoveryShaped = await bare.submit('/admin/enter', '/admin/enter', { code: 'abcd-efgh-jkmn' });
     expect(recoveryShaped.statusCode).toBe(401);
+    const empty = await bare.submit('/admin/enter', '/admin/enter', { code: '' });
+    expect(empty.statusCode).toBe(400);
+    // None of them opened anything: the page still asks to enter.
+    expect((await bare.get('/admin/session')).headers.location).toBe(
+      '/admin/enter?return_to=%2Fadmin%2Fsession',
+    );
     const entered = await bare.submit('/admin/enter?return_to=/admin/session', '/admin/enter', {
       code: nextCode(t, operator),
     });
@@ -86,6 +92,28 @@ describe('who reaches the console', () => {
       code: nextCode(t, operator),
     });
     expect(account.headers.location).toBe('/admin');
+  });
+});
+
+describe('proving again', () => {
+  it('records a new proof only for the right code', async () => {
+    const session = await enterConsole(t, await makeOperator(t, 'owner'));
+    const provedAt = () =>
+      depsOf(t)
+        .db.selectFrom('console_sessions')
+        .select('proved_at')
+        .where('user_id', '=', session.operator.user.id)
+        .executeTakeFirstOrThrow()
+        .then((row) => new Date(row.proved_at).getTime());
+    const before = await provedAt();
+    t.clock.advance(60_000);
+    const wrong = await session.browser.submit('/admin/reauthenticate', '/admin/reauthenticate', {
+      code: '000000',
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(await provedAt()).toBe(before);
+    await session.reauthenticate();
+    expect(await provedAt()).toBeGreaterThan(before);
   });
 });
 
