@@ -1,0 +1,154 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../../src/lib/secrets.js';
+import { insertSession } from '../../src/modules/accounts/sessions.repository.js';
+import { getBalance } from '../../src/modules/wallet/wallet.service.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { makeOperator, type TestOperator } from '../helpers/console.js';
+import { makeUser, type TestUser } from '../helpers/factories.js';
+import { freePort } from '../helpers/tcp-proxy.js';
+import { launchChromium } from './helpers/chromium.js';
+import { enterConsoleInBrowser, reauthenticateInBrowser } from './helpers/console-browser.js';
+import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.js';
+
+/**
+ * The console's users pages in Chromium, as an owner uses them on a support request: search by a
+ * part of the address, open the user, credit the wallet with a reason, be refused a debit beyond
+ * the balance; each page in English and Russian, at 390 px and on a desktop without sideways
+ * scrolling, axe-clean in light and dark.
+ *
+ * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
+ */
+const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
+const PHONE = { width: 390, height: 844 };
+
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let operator: TestOperator;
+let hatter: TestUser;
+
+async function submit(selector: string): Promise<void> {
+  await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
+}
+
+const pathname = () => new URL(page.url()).pathname;
+
+/** No sideways scroll at 390 px nor on a desktop, and no serious axe finding in light or dark. */
+async function checkPage(name: string): Promise<void> {
+  for (const [width, size] of [
+    ['390', PHONE],
+    ['desktop', WIDTHS.desktop],
+  ] as const) {
+    await page.setViewportSize(size);
+    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(scrollWidth, `${name} ${width}`).toBeLessThanOrEqual(size.width);
+    expect(await seriousFindings(page), `${name} ${width}`).toEqual([]);
+    await saveScreenshot(page, `${name}-${width}`, { fullPage: true });
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+/** Submits an action's form; when its proof is old, proves the factor again and submits once more. */
+async function act(selector: string): Promise<void> {
+  await submit(selector);
+  if (pathname() !== '/admin/reauthenticate') return;
+  await reauthenticateInBrowser(page, t, operator);
+  await submit(selector);
+}
+
+describe.skipIf(skipBrowserTests)('the console users pages, in Chromium', () => {
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    t = await createTestApp({ env: { PUBLIC_URL: base } });
+    t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
+    await t.app.listen({ host: 'localhost', port });
+    operator = await makeOperator(t, 'owner', { username: 'users_owner' });
+    hatter = await makeUser(t, {
+      username: 'mad_hatter',
+      email: 'hatter@teaparty.example',
+      displayName: 'The Hatter',
+    });
+    const now = t.clock.now();
+    await insertSession(t.database.db, {
+      idHash: hashSecret('a browser session of the hatter'),
+      userId: hatter.id,
+      authTime: now,
+      amr: ['pwd'],
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 3600_000),
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0',
+      ip: '198.51.100.23',
+    });
+    browser = await launchChromium();
+    context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    await enterConsoleInBrowser(page, base, t, operator, '/admin/users');
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => undefined);
+    await browser?.close();
+    await t?.close();
+  }, 60_000);
+
+  it('finds a user by a part of the address and opens their page', async () => {
+    expect(await page.locator('h1').textContent()).toBe('Users');
+    await page.locator('#user-search').fill('teaparty');
+    await submit('form[role="search"] button[type="submit"]');
+    expect(new URL(page.url()).searchParams.get('q')).toBe('teaparty');
+    const row = page.locator('.users-table tbody tr');
+    expect(await row.count()).toBe(1);
+    expect(await row.textContent()).toContain('hatter@teaparty.example');
+    await checkPage('console-users');
+    await submit(`a[href="/admin/users/${hatter.id}"]`);
+    expect(pathname()).toBe(`/admin/users/${hatter.id}`);
+    expect(await page.locator('h1').textContent()).toBe('mad_hatter');
+    expect(
+      await page
+        .locator('#user-sessions ~ .table-scroll, section[aria-labelledby="user-sessions"]')
+        .first()
+        .textContent(),
+    ).toContain('198.51.100.23');
+    await checkPage('console-user');
+  });
+
+  it('credits the wallet with a reason, and shows a debit beyond the balance refused', async () => {
+    await page.locator('#wallet-amount').fill('12.50');
+    await page.locator('#wallet-reason').fill('Refund of the lost hat');
+    await act('.users-wallet-form button:not([formaction])');
+    expect(new URL(page.url()).searchParams.get('done')).toBe('credited');
+    expect(await page.locator('p.notice[role="status"]').textContent()).toBe('The wallet is credited.');
+    expect(await page.locator('section[aria-labelledby="user-premium"]').textContent()).toContain(
+      'Refund of the lost hat',
+    );
+    expect((await getBalance(t.database.db, hatter.id)).balance).toBe(12.5);
+
+    await page.locator('#wallet-amount').fill('20');
+    await page.locator('#wallet-reason').fill('Too much');
+    await act('.users-wallet-form button[formaction]');
+    expect(await page.locator('#user-refused').textContent()).toBe(
+      'The balance is lower than that amount: nothing was taken.',
+    );
+    expect(await page.locator('#wallet-amount').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#wallet-amount').inputValue()).toBe('20');
+    expect((await getBalance(t.database.db, hatter.id)).balance).toBe(12.5);
+    await checkPage('console-user-refused');
+  });
+
+  it('speaks Russian, at 390 px, light and dark', async () => {
+    await page.goto(`${base}/admin/users?q=hatter&lang=ru`);
+    expect(await page.locator('h1').textContent()).toBe('Пользователи');
+    expect(await page.locator('label[for="user-search"]').textContent()).toBe('Найти пользователя');
+    await checkPage('console-users-ru');
+    await page.goto(`${base}/admin/users/${hatter.id}?lang=ru`);
+    expect(await page.locator('#user-factors').textContent()).toBe('Второй фактор и ключи доступа');
+    expect(await page.locator('#user-actions').textContent()).toBe('Действия');
+    await checkPage('console-user-ru');
+    await page.goto(`${base}/admin/users?lang=en`);
+  });
+});
