@@ -1,0 +1,147 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { makeOperator, type TestOperator } from '../helpers/console.js';
+import { makeUser, mintCode, type TestClient } from '../helpers/factories.js';
+import { exchangeCode } from '../helpers/http.js';
+import { freePort } from '../helpers/tcp-proxy.js';
+import { launchChromium } from './helpers/chromium.js';
+import { enterConsoleInBrowser } from './helpers/console-browser.js';
+import { seriousFindings, WIDTHS } from './helpers/page-checks.js';
+
+/**
+ * The console's applications as an owner uses them in Chromium: register one (its secret shown
+ * once, and working), an edit refused beside its field then saved, a rotation with an overlap
+ * (both secrets working), disabling; each page in English and Russian, at 390 px and on a desktop
+ * without sideways scrolling, axe-clean in the light and the dark scheme. The tests run in order.
+ *
+ * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
+ */
+const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
+const PHONE = { width: 390, height: 844 };
+
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let operator: TestOperator;
+let app: TestClient;
+
+async function submit(selector: string): Promise<void> {
+  await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
+}
+
+/** No sideways scroll at 390 px and on a desktop, and no serious axe finding in either scheme. */
+async function checkPage(name: string): Promise<void> {
+  for (const size of [PHONE, WIDTHS.desktop]) {
+    await page.setViewportSize(size);
+    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(scrollWidth, `${name} at ${size.width}`).toBeLessThanOrEqual(size.width);
+    expect(await seriousFindings(page), `${name} at ${size.width}`).toEqual([]);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+const tokenStatus = async (client: TestClient) =>
+  (await exchangeCode(t.app, client, await mintCode(t, client, await makeUser(t)))).statusCode;
+
+describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () => {
+  beforeAll(async () => {
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    t = await createTestApp({ env: { PUBLIC_URL: base } });
+    t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
+    await t.app.listen({ host: 'localhost', port });
+    operator = await makeOperator(t, 'owner', { username: 'apps_owner' });
+    browser = await launchChromium();
+    context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close().catch(() => undefined);
+    await browser?.close();
+    await t?.close();
+  }, 60_000);
+
+  it('registers an application and shows its secret once', async () => {
+    await enterConsoleInBrowser(page, base, t, operator, '/admin/clients');
+    expect(await page.locator('h1').textContent()).toBe('Applications');
+    await checkPage('list');
+    await submit('a[href="/admin/clients/new"]');
+    await checkPage('new');
+    await page.locator('#name').fill('Lantern Books');
+    await page.locator('#siteUrl').fill('https://lantern.example');
+    await page.locator('#redirectUris').fill('https://lantern.example/cb\nhttps://lantern.example/cb2');
+    await page.locator('#wallet').check();
+    await submit('form[action="/admin/clients"] button[type="submit"]');
+    const secret = await page.locator('#client-secret').inputValue();
+    expect(secret).toMatch(/^sk_/);
+    const clientId = (await page.locator('code').first().textContent()) ?? '';
+    expect(clientId).toMatch(/^pk_/);
+    app = { clientId, clientSecret: secret, redirectUri: 'https://lantern.example/cb' };
+    expect(await tokenStatus(app)).toBe(200);
+    await checkPage('created');
+    await submit(`a[href="/admin/clients/${clientId}"]`);
+    expect(await page.content()).not.toContain(secret);
+  });
+
+  it('shows a refused edit beside its field, then saves a valid one', async () => {
+    await page.locator('#siteUrl').fill('ftp://lantern.example');
+    await submit(`form[action="/admin/clients/${app.clientId}"] button[type="submit"]`);
+    expect(await page.locator('#siteUrl').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#siteUrl-error').textContent()).toContain('site URL must be');
+    expect(await page.locator('.alert[role="alert"]').isVisible()).toBe(true);
+    await checkPage('edit refused');
+    await page.locator('#siteUrl').fill('https://lantern.example');
+    await page.locator('#name').fill('Lantern Books & Maps');
+    await submit(`form[action="/admin/clients/${app.clientId}"] button[type="submit"]`);
+    expect(new URL(page.url()).search).toBe('?done=updated');
+    expect(await page.locator('p[role="status"]').textContent()).toBe('The settings were saved.');
+    expect(await page.locator('h1').textContent()).toBe('Lantern Books & Maps');
+    await checkPage('app');
+  });
+
+  it('rotates the secret keeping the old one for a day: both work', async () => {
+    await page.locator('#overlap').selectOption('86400');
+    await submit(`form[action="/admin/clients/${app.clientId}/rotate-secret"] button[type="submit"]`);
+    const renewed = { ...app, clientSecret: await page.locator('#client-secret').inputValue() };
+    expect(renewed.clientSecret).not.toBe(app.clientSecret);
+    expect(await page.locator('main').textContent()).toContain('The old secret works until');
+    await checkPage('rotated');
+    await t.sync();
+    expect(await tokenStatus(app)).toBe(200);
+    expect(await tokenStatus(renewed)).toBe(200);
+    app = renewed;
+  });
+
+  it('disables the application, which stops its secret', async () => {
+    await page.goto(`${base}/admin/clients/${app.clientId}`);
+    expect(await page.locator('main').textContent()).toContain('The previous secret still works until');
+    await submit(`form[action="/admin/clients/${app.clientId}/disable"] button[type="submit"]`);
+    expect(new URL(page.url()).search).toBe('?done=disabled');
+    expect(await page.locator(`form[action="/admin/clients/${app.clientId}/enable"]`).count()).toBe(1);
+    expect(await tokenStatus(app)).toBe(401);
+    await checkPage('disabled');
+  });
+
+  it('reads in Russian on a phone, axe-clean in both schemes', async () => {
+    await page.goto(`${base}/admin/clients?lang=ru`);
+    expect(await page.locator('h1').textContent()).toBe('Приложения');
+    await checkPage('list ru');
+    await page.goto(`${base}/admin/clients/${app.clientId}?lang=ru`);
+    expect(await page.locator('main').textContent()).toContain('Адреса возврата (redirect URI)');
+    await checkPage('app ru');
+    await page.locator('#redirectUris').fill('');
+    await submit(`form[action="/admin/clients/${app.clientId}"] button[type="submit"]`);
+    expect(await page.locator('.alert[role="alert"]').textContent()).toContain(
+      'Некоторые поля нужно исправить',
+    );
+    expect(await page.locator('#redirectUris').getAttribute('aria-invalid')).toBe('true');
+    await checkPage('edit refused ru');
+    await page.goto(`${base}/admin/clients/new?lang=ru`);
+    await checkPage('new ru');
+  });
+});
