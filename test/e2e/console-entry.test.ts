@@ -82,11 +82,36 @@ describe.skipIf(skipBrowserTests)('entering the console, in Chromium', () => {
       'That code is not right. Try the current one.',
     );
     expect(await page.locator('#code').getAttribute('aria-invalid')).toBe('true');
-    await page.locator('#code').fill(nextCode(t, operator));
-    await submit('form[action="/admin/enter"] button[type="submit"]');
+    // By keyboard: the code typed into the focused field, then Enter.
+    await page.locator('#code').fill('');
+    await page.keyboard.type(nextCode(t, operator));
+    await Promise.all([page.waitForEvent('load'), page.keyboard.press('Enter')]);
     expect(pathname()).toBe('/admin/session');
     expect(await page.locator('.console-operator a').textContent()).toBe('night_operator · Owner');
     await inspectAndPhotograph(page, 'console-session');
+  });
+
+  it('is used by keyboard: the sections in order, each with a visible focus ring', async () => {
+    await page.goto(`${base}/admin/session`);
+    const reached: string[] = [];
+    for (let i = 0; i < 15 && reached.at(-1) !== 'Leave the console'; i++) {
+      await page.keyboard.press('Tab');
+      const now = await page.evaluate(() => {
+        const element = document.activeElement as HTMLElement;
+        const style = getComputedStyle(element);
+        return {
+          text: element.textContent?.trim() ?? '',
+          outline: `${style.outlineStyle} ${style.outlineWidth}`,
+        };
+      });
+      expect(now.outline, now.text).toMatch(/^solid [1-9]/);
+      reached.push(now.text);
+    }
+    const sections = ['Dashboard', 'Users', 'Applications', 'Audit log', 'Platform'];
+    const at = reached.indexOf('Dashboard');
+    expect(reached.slice(at, at + sections.length)).toEqual(sections);
+    expect(reached[at + sections.length]).toBe('night_operator · Owner');
+    expect(reached[at + sections.length + 1]).toBe('Leave the console');
   });
 
   it('speaks Russian, at a phone width, light and dark', async () => {
