@@ -15,6 +15,13 @@
     const colour = (index) => style.getPropertyValue(`--chart-${(index % 7) + 1}`).trim() || style.color;
     const grid = style.getPropertyValue('--chart-grid').trim() || 'rgba(128, 128, 128, 0.3)';
     const axis = { stroke: style.color, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+    // Times in UTC, in the page's language: hours and minutes, or the day for a week.
+    const span = data.times.length > 1 ? data.times[data.times.length - 1] - data.times[0] : 0;
+    const format = new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
+      timeZone: 'UTC',
+      ...(span > 2 * 86400 ? { month: 'short', day: 'numeric' } : { hour: '2-digit', minute: '2-digit' }),
+    });
+    const wholeSteps = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 1e6, 1e7];
     return {
       width: Math.max(200, element.clientWidth),
       height: HEIGHT,
@@ -30,7 +37,13 @@
           points: { show: false },
         })),
       ],
-      axes: [axis, { ...axis, size: 56 }],
+      axes: [
+        {
+          ...axis,
+          values: (_plot, splits) => splits.map((seconds) => format.format(new Date(seconds * 1000))),
+        },
+        { ...axis, size: 56, ...(data.whole ? { incrs: wholeSteps } : {}) },
+      ],
       legend: { live: false },
     };
   }

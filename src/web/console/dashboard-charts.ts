@@ -27,7 +27,7 @@ export const DASHBOARD_NAMES: RollupName[] = CHARTS.flatMap((chart) =>
 export interface DashboardChart {
   id: ChartId;
   title: string;
-  /** JSON for public/console-charts.js: { times (Unix seconds), series: [{ label, values }] }. */
+  /** JSON for public/console-charts.js: { times (Unix seconds), series: [{ label, values }], whole }. */
   data: string;
   rows: Array<{ label: string; total: string; peak: string; peakAt: string }>;
 }
@@ -79,6 +79,8 @@ export function dashboardCharts(
         peakAt: peak > 0 && peakTime !== undefined ? formats.time(new Date(peakTime * 1000)) : '–',
       };
     });
-    return { id: chart.id, title: texts.charts[chart.id], data: JSON.stringify({ times, series }), rows };
+    // Counts are whole: their axis has no 0.25 steps. Coins may have cents.
+    const data = JSON.stringify({ times, series, whole: divisor === 1 });
+    return { id: chart.id, title: texts.charts[chart.id], data, rows };
   });
 }

@@ -39,6 +39,6 @@ export const dashboardRu: typeof dashboardEn = {
     pages: 'Страницы',
     other: 'Прочее',
   },
-  columns: { series: 'Ряд', total: 'Всего', peak: 'Наибольшее за точку', peakAt: 'Когда (UTC)' },
+  columns: { series: 'Ряд', total: 'Всего', peak: 'Пик', peakAt: 'Когда (UTC)' },
   noScript: 'Графикам нужен JavaScript; таблицы дают все числа и без него.',
 };
