@@ -8,9 +8,9 @@ import type { StoredAuditEvent } from './audit.repository.js';
  * first a page at a time, and the names behind the `user:<id>` and `client:<client_id>` references.
  */
 
-/** Events whose actor is `actor`, or whose subject is one of `subjects`: everything by or about a party. */
+/** Events whose actor is one of `actors`, or whose subject is one of `subjects`: everything by or about a party. */
 export interface AuditParty {
-  actor: string;
+  actors: readonly string[];
   subjects: readonly string[];
 }
 
@@ -44,7 +44,7 @@ export async function findAuditEvents(
   for (const party of query.parties ?? []) {
     select = select.where((eb) =>
       eb.or([
-        eb('actor', '=', party.actor),
+        eb('actor', 'in', [...party.actors]),
         ...(party.subjects.length > 0 ? [eb('subject', 'in', [...party.subjects])] : []),
       ]),
     );

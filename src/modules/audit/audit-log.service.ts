@@ -144,15 +144,16 @@ function queryOf(filter: AuditFilter, page: { beforeId?: number | undefined; lim
   const parties = [];
   if (filter.user) {
     const self = `user:${filter.user.id}`;
-    // A failed sign-in names the account only by the username it tried (`username:<name>`).
+    // What they did, in the console too; a failed sign-in names the account only by the username
+    // it tried (`username:<name>`).
     parties.push({
-      actor: self,
+      actors: [self, `operator:${filter.user.id}`],
       subjects: [self, `username:${filter.user.username.toLowerCase().slice(0, 64)}`],
     });
   }
   if (filter.client) {
     const ref = `client:${filter.client.clientId}`;
-    parties.push({ actor: ref, subjects: [ref] });
+    parties.push({ actors: [ref], subjects: [ref] });
   }
   return {
     ...(filter.operator ? { actors: [`operator:${filter.operator.id}`] } : {}),

@@ -126,6 +126,8 @@ describe(`the audit log's filters on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`
   it('by client, by operator, by action, by time range, and all of them at once', async () => {
     expect(await actionsFor({ client: ids.client })).toEqual(['wallet_charged', 'consent_allowed']);
     expect(await actionsFor({ operator: 'olga_ops' })).toEqual(['second_factors_reset']);
+    // An operator's account as a user: its console actions are what it did too.
+    expect(await actionsFor({ user: 'olga_ops' })).toEqual(['second_factors_reset']);
     expect(await actionsFor({ action: 'consent_allowed' })).toEqual(['consent_allowed', 'consent_allowed']);
     expect(await actionsFor({ since: '60m' })).toEqual([
       'sign_in_unlocked',
