@@ -126,6 +126,18 @@ function answersWithPage(request: FastifyRequest): boolean {
 }
 
 /** The 404 of a path no route serves; the path, the caller's input, is not repeated. */
+/**
+ * Errors in the contract's JSON shape for every route of this plugin, even browser routes: the
+ * endpoints a page script calls (passkey ceremonies) answer JSON, never an error page.
+ */
+export function answerErrorsAsJson(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error);
+    if (apiError instanceof ServerError) request.log.error({ err: error }, 'unhandled error');
+    return sendApiError(reply, apiError);
+  });
+}
+
 export function noRoute(method: string): ApiError {
   return new NotFound(`No route for ${method} at this path; GET /api/v1/ lists every route.`);
 }

@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../context.js';
-import { sendApiError, toApiError } from '../http/error-handler.js';
+import { answerErrorsAsJson } from '../http/error-handler.js';
 import { PASSKEY } from '../lib/amr.js';
-import { ApiError, ServerError } from '../lib/errors.js';
+import { ApiError } from '../lib/errors.js';
 import { beginPasskeySignIn, finishPasskeySignIn } from '../modules/passkeys/passkey-sign-in.service.js';
 import {
   authenticationResponse,
@@ -67,11 +67,7 @@ async function signedInUser(request: FastifyRequest, deps: Deps): Promise<number
 async function passkeyApi(app: FastifyInstance, deps: Deps): Promise<void> {
   const { db, ctx } = deps;
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
-    if (apiError instanceof ServerError) request.log.error({ err: error }, 'unhandled error');
-    return sendApiError(reply, apiError);
-  });
+  answerErrorsAsJson(app);
   const config = (description: string) => ({
     auth: 'browser' as const,
     description,

@@ -2,8 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../context.js';
-import { sendApiError, toApiError } from '../../http/error-handler.js';
-import { ApiError, ServerError } from '../../lib/errors.js';
+import { answerErrorsAsJson } from '../../http/error-handler.js';
+import { ApiError } from '../../lib/errors.js';
 import { openConsoleSession, reproveConsoleSession } from '../../modules/operators/console-access.service.js';
 import { beginPasskeySignIn, finishPasskeySignIn } from '../../modules/passkeys/passkey-sign-in.service.js';
 import { authenticationResponse } from '../../modules/passkeys/passkeys.schemas.js';
@@ -25,11 +25,7 @@ const verifyBody = z.object({ csrf_token: text, response: authenticationResponse
 export const consolePasskeyRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  app.setErrorHandler((error, request, reply) => {
-    const apiError = toApiError(error);
-    if (apiError instanceof ServerError) request.log.error({ err: error }, 'unhandled error');
-    return sendApiError(reply, apiError);
-  });
+  answerErrorsAsJson(app);
   const config = (description: string) => ({
     auth: 'browser' as const,
     description,
