@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findClientByClientId } from '../../src/modules/clients/clients.repository.js';
+import { addRollups } from '../../src/modules/rollups/rollups.repository.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser, unescapeHtml } from '../helpers/browser.js';
 import { type ConsoleSession, enterConsole, makeOperator } from '../helpers/console.js';
@@ -230,6 +231,22 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
     expect(none.statusCode).toBe(200);
     expect(none.body).toContain('No application matches.');
     expect(none.body).toContain('value="%_&lt;x&gt;"');
+  });
+
+  it("shows the application's tokens per day from the rollups, and no other application's", async () => {
+    const minute = new Date(Math.floor(t.clock.now().getTime() / 60_000) * 60_000);
+    const dayBefore = new Date(minute.getTime() - 24 * 3600_000);
+    await addRollups(t.database.db, [
+      { minute, name: 'tokens_issued', key: created.clientId, value: 7 },
+      { minute: new Date(minute.getTime() - 60_000), name: 'tokens_issued', key: created.clientId, value: 5 },
+      { minute: dayBefore, name: 'tokens_issued', key: created.clientId, value: 3 },
+      { minute, name: 'tokens_issued', key: 'pk_someone_else', value: 100 },
+    ]);
+    const page = text((await owner.get(`/admin/clients/${created.clientId}`)).body);
+    const day = (at: Date) => at.toISOString().slice(0, 10);
+    expect(page).toContain(`Tokens issued per day, last 14 days (UTC)`);
+    // The test's fixed clock stands at 13:xx UTC: both minutes are on one day.
+    expect(page).toMatch(new RegExp(`${day(minute)} 12 ${day(dayBefore)} 3 `));
   });
 
   it('answers an unknown or malformed client id with 404 or 400, never a 500', async () => {
