@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totpCodeAt } from '../../src/modules/mfa/totp-code.js';
+import { grantRole } from '../../src/modules/operators/operators.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { Browser } from '../helpers/browser.js';
 import type { TestUser } from '../helpers/factories.js';
@@ -12,7 +13,8 @@ import { makeTotpUser } from '../helpers/totp.js';
  * sign-in page, the mobile app's verify, re-authentication, the password change, the e-mail change,
  * turning the authenticator app off. Someone who holds the password and a copied session cookie
  * (no device cookie: the budget of browsers that never signed in) walks each door in turn between
- * wrong codes; the codes stay bounded by SIGN_IN_MAX_ATTEMPTS.
+ * wrong codes; the codes stay bounded by SIGN_IN_MAX_ATTEMPTS. The console's door checks codes
+ * in the same budget.
  */
 
 const usingPostgres = Boolean(process.env.TEST_DATABASE_URL);
@@ -163,5 +165,27 @@ describe(`a right password clears no count of an account with a second factor, a
     for (const wrong of ['222222', '333333', '444444']) expect(await enterCode(thief, wrong)).toBe(401);
     t.clock.advance(30_000);
     expect(await enterCode(thief, code(key))).toBe(401);
+  });
+});
+
+describe('the console door', () => {
+  it('counts its codes in the same budget: the right code is refused once wrong ones spent the window', async () => {
+    const account = await accountWithAuthenticator();
+    const { user, key, thief } = account;
+    await grantRole(
+      t.database.db,
+      { config: t.config, clock: t.clock },
+      { username: user.username, role: 'owner', by: 'operator' },
+    );
+    // One wrong code at re-authentication, four at the console's door: the window's five.
+    expect(await enterCode(thief, '000000')).toBe(401);
+    for (const wrong of ['111111', '222222', '333333', '444444'])
+      expect((await thief.submit('/admin/enter', '/admin/enter', { code: wrong })).statusCode).toBe(401);
+    expect(await strangersCount(user.id)).toBe(MAX_ATTEMPTS);
+    t.clock.advance(30_000);
+    const right = await thief.submit('/admin/enter', '/admin/enter', { code: code(key) });
+    expect(right.statusCode).toBe(401);
+    expect(right.body).toContain('Too many wrong codes');
+    expect((await thief.get('/admin/session')).headers.location).toMatch(/^\/admin\/enter/);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { disableUser } from '../../../src/modules/accounts/accounts.service.js';
 import { revokeRole } from '../../../src/modules/operators/operators.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser } from '../../helpers/browser.js';
@@ -147,6 +148,14 @@ describe('how a console session ends', () => {
     other.cookies.set('idp_console', console);
     const res = await other.get('/admin/session');
     expect(res.statusCode).toBe(302);
+  });
+
+  it("ends when the operator's account is disabled: no page of the console answers it", async () => {
+    const session = await enterConsole(t, await makeOperator(t, 'owner'));
+    await disableUser(depsOf(t).db, depsOf(t).ctx, { username: session.operator.user.username });
+    const res = await session.get('/admin/session');
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toMatch(/^\/signin/);
   });
 
   it('ends when the role is revoked', async () => {
