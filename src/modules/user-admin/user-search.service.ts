@@ -21,7 +21,7 @@ export const USER_QUERY_MAX_LENGTH = 254;
  * How long the search for a term inside names and addresses may take before the page shows what
  * the other matches found: a common word occurs in millions of names at scale.
  */
-export const SUBSTRING_TIMEOUT_MS = 1500;
+export const SUBSTRING_TIMEOUT_MS = 1000;
 
 /** The largest id the search reads as one (PostgreSQL's bigint ids stay far below 2^53). */
 const MAX_ID = Number.MAX_SAFE_INTEGER;
