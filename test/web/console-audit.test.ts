@@ -134,6 +134,18 @@ describe(`the console's audit log on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`
     });
     const again = await auditor.get(`/admin/audit/export.csv?client=${named.clientId}`);
     expect(again.body).toContain(`,client:${named.clientId},'=2+5,wallet_charged,`);
+    // A recorded value that starts with = and holds quotes and a line break: text, quoted, whole.
+    await recordAudit(t.database.db, {
+      at: t.clock.now(),
+      actor: '=cmd|"/c calc"\r\n!A1',
+      action: 'sign_in_unlocked',
+      details: { reason: '=1+1' },
+    });
+    const raw = await auditor.get('/admin/audit/export.csv?action=sign_in_unlocked');
+    // One record, its line break inside the quoted field (RFC 4180 §2.6).
+    expect(raw.body).toMatch(
+      /^id,[^\r\n]+\r\n\d+,[^,]+,"'=cmd\|""\/c calc""\r\n!A1",,sign_in_unlocked,,,,"{""reason"":""=1\+1""}"\r\n$/,
+    );
   });
 
   it('exports JSON with the names beside the references and the filters used', async () => {
