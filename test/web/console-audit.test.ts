@@ -65,6 +65,9 @@ describe(`the console's audit log on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`
     const res = await auditor.get('/admin/audit');
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
+    // The operators are offered as the operator filter's suggestions.
+    expect(res.body).toContain('list="audit-operator-names"');
+    expect(res.body).toContain('<option value="audrey_aud"></option>');
     expect(text(res.body)).toContain('victim_vic user:');
     expect(res.body.match(/<tr>/g)).toHaveLength(51);
     const older = /href="(\/admin\/audit\?before=\d+)"/.exec(res.body)?.[1];

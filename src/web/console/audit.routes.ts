@@ -13,6 +13,7 @@ import {
   presentAuditEvent,
   resolveAuditFilter,
 } from '../../modules/audit/audit-log.service.js';
+import { operators } from '../../modules/operators/operators.service.js';
 import { text } from '../page-forms.js';
 import { pageLocale } from '../pages.js';
 import { auditRow, filterQuery } from './audit-rows.js';
@@ -65,6 +66,8 @@ export const consoleAuditRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
       const page = filter
         ? await listAuditLog(db, filter, { beforeId: before, limit: PAGE_SIZE })
         : { events: [], nextBefore: null };
+      // The current operators, offered as the operator field's suggestions.
+      const operatorNames = (await operators(db)).map((each) => each.username);
       const query = filterQuery(input);
       const withQuery = (path: string, extra: Record<string, string> = {}) => {
         const search = new URLSearchParams({ ...Object.fromEntries(query), ...extra }).toString();
@@ -78,6 +81,7 @@ export const consoleAuditRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
           title: c.audit.title,
           area: 'audit',
           input,
+          operatorNames,
           error: error ? { field: error.field, reason: error.reason } : null,
           events: page.events.map(auditRow),
           olderHref:
