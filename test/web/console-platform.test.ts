@@ -94,6 +94,13 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
     expect(owner.body).toContain(`action="/admin/platform/mail/${failedMailId}/retry"`);
     expect(owner.body).toContain('action="/admin/platform/keys/rotate"');
     expect(owner.body).toContain('action="/admin/platform/incidents"');
+    // Only the failed rows, on asking: the waiting notices of the operators' new authenticators go.
+    expect(text(owner.body)).toContain('totp_enabled');
+    const failedOnly = await sessions.owner.get('/admin/platform?failed=1');
+    expect(failedOnly.body).toContain(`action="/admin/platform/mail/${failedMailId}/retry"`);
+    expect(failedOnly.body).toContain(`action="/admin/platform/logouts/${failedLogoutId}/retry"`);
+    expect(text(failedOnly.body)).not.toContain('totp_enabled');
+    expect(failedOnly.body).toContain('href="/admin/platform">Show the latest of every state</a>');
     const support = await sessions.support.get('/admin/platform');
     expect(support.statusCode).toBe(200);
     expect(support.body).toContain(`action="/admin/platform/logouts/${failedLogoutId}/retry"`);

@@ -156,9 +156,12 @@ export async function countLogouts(
   return { pending: Number(row.pending), delivered: Number(row.delivered), failed: Number(row.failed) };
 }
 
-/** The latest logouts, newest first, with their client's client_id and name. */
-export async function latestLogouts(db: Kysely<Database>, limit: number): Promise<LogoutRecord[]> {
-  const rows = await db
+/** The latest logouts, newest first, optionally only the given-up ones, with their client's client_id and name. */
+export async function latestLogouts(
+  db: Kysely<Database>,
+  input: { limit: number; failedOnly: boolean },
+): Promise<LogoutRecord[]> {
+  let query = db
     .selectFrom('backchannel_logouts as b')
     .innerJoin('clients as c', 'c.id', 'b.client_pk')
     .select([
@@ -174,8 +177,9 @@ export async function latestLogouts(db: Kysely<Database>, limit: number): Promis
       'b.last_error',
     ])
     .orderBy('b.id', 'desc')
-    .limit(limit)
-    .execute();
+    .limit(input.limit);
+  if (input.failedOnly) query = query.where('b.failed_at', 'is not', null);
+  const rows = await query.execute();
   return rows.map((row) => ({
     id: Number(row.id),
     clientId: row.client_id,

@@ -73,14 +73,19 @@ export function presentableError(text: string | null): string | null {
   return cleaned.length > 300 ? `${cleaned.slice(0, 300)}…` : cleaned;
 }
 
-/** Everything the platform page shows, read in a handful of queries. */
-export async function platformOverview(db: Kysely<Database>, ctx: Context): Promise<PlatformOverview> {
+/** Everything the platform page shows, read in a handful of queries; `failedOnly`: only the failed rows of the outboxes. */
+export async function platformOverview(
+  db: Kysely<Database>,
+  ctx: Context,
+  options: { failedOnly?: boolean } = {},
+): Promise<PlatformOverview> {
+  const rows = { limit: LATEST_ROWS, failedOnly: options.failedOnly ?? false };
   const [status, mailCounts, mail, logoutCounts, logouts, keys] = await Promise.all([
     getPlatformStatus(db, ctx),
     countMail(db),
-    latestMail(db, { limit: LATEST_ROWS, failedOnly: false }),
+    latestMail(db, rows),
     countLogouts(db),
-    latestLogouts(db, LATEST_ROWS),
+    latestLogouts(db, rows),
     listSigningKeys(db),
   ]);
   const usernames = await usernamesOf(

@@ -31,7 +31,7 @@ const DONE = [
 ] as const;
 type Done = (typeof DONE)[number];
 
-const pageQuery = z.object({ done: text, kid: text });
+const pageQuery = z.object({ done: text, kid: text, failed: text });
 const idParams = z.object({ id: z.string().max(20) });
 const csrfForm = formBody({ csrf_token: text });
 const rotateForm = formBody({ csrf_token: text, alg: text });
@@ -43,6 +43,8 @@ interface PageState {
   kid?: string;
   error?: string;
   incident?: { title: string; message: string; severity: string };
+  /** Only the failed rows of the outboxes (`?failed=1`). */
+  failedOnly?: boolean;
 }
 
 /** A time as the platform page shows it: exact, in UTC. */
@@ -59,7 +61,7 @@ export const consolePlatformRoutes: FastifyPluginAsync<Deps> = async (app, deps)
 
   const render = async (request: FastifyRequest, reply: FastifyReply, state: PageState) => {
     const c = consoleTexts(pageLocale(request, reply));
-    const overview = await platformOverview(db, ctx);
+    const overview = await platformOverview(db, ctx, { failedOnly: state.failedOnly ?? false });
     return renderConsolePage(
       reply,
       deps,
@@ -74,6 +76,7 @@ export const consolePlatformRoutes: FastifyPluginAsync<Deps> = async (app, deps)
         kid: state.kid ?? null,
         error: state.error ?? null,
         incident: state.incident ?? { title: '', message: '', severity: 'minor' },
+        failedOnly: state.failedOnly ?? false,
       },
       { status: state.status, switchBase: PLATFORM_PATH },
     );
@@ -101,7 +104,7 @@ export const consolePlatformRoutes: FastifyPluginAsync<Deps> = async (app, deps)
     async (request, reply) => {
       const done = DONE.find((each) => each === request.query.done);
       const kid = /^[A-Za-z0-9_-]{1,100}$/.test(request.query.kid ?? '') ? request.query.kid : undefined;
-      return render(request, reply, { done, kid });
+      return render(request, reply, { done, kid, failedOnly: request.query.failed === '1' });
     },
   );
 

@@ -70,6 +70,8 @@ export const platformEn = {
     reason: 'Why',
     retryLabel: (id: number) => `Retry delivery ${id}`,
   },
+  onlyFailed: 'Show only the failed messages and deliveries',
+  everyState: 'Show the latest of every state',
   states: { waiting: 'waiting', sent: 'sent', failed: 'failed' } as Record<string, string>,
   keys: {
     heading: 'Signing keys',

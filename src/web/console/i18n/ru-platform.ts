@@ -73,6 +73,8 @@ export const platformRu: typeof platformEn = {
     reason: 'Причина',
     retryLabel: (id: number) => `Повторить доставку ${id}`,
   },
+  onlyFailed: 'Показать только письма и доставки с ошибкой',
+  everyState: 'Показать последние во всех состояниях',
   states: { waiting: 'ждёт', sent: 'отправлено', failed: 'ошибка' },
   keys: {
     heading: 'Ключи подписи',
