@@ -105,18 +105,14 @@ async function byPrefix(db: Kysely<Database>, term: string, limit: number): Prom
  * Usernames, display names and addresses containing the term but not starting with it (those are
  * the prefix matches), by trigram similarity of the field that matched (username, else display
  * name, else address; ties by username), as the public search ranks them: the GIN trigram indexes
- * of migrations 0004 and 0034. Only for terms of 3 characters or more: a trigram index cannot
- * answer a shorter one, which would read the whole table.
+ * of migrations 0004 and 0034. Only for terms of 3 characters or more (a trigram index cannot
+ * answer a shorter one, which would read the whole table) and without an `@`.
  */
 async function bySubstring(db: Kysely<Database>, term: string, limit: number): Promise<UserSearchRow[]> {
   const contains = sql`'%' || lower(${escapeLike(term)}) || '%'`;
   const inUsername = sql`lower(u.username) like ${contains} escape '\\'`;
   const inDisplayName = sql`lower(u.display_name) like ${contains} escape '\\'`;
-  // A term with an `@` is an address, found by its start: inside addresses, its domain's trigrams
-  // would be among the commonest of the index, and reading their lists costs hundreds of ms at scale.
-  const inEmail = term.includes('@')
-    ? sql`false`
-    : sql`(u.email is not null and lower(u.email) like ${contains} escape '\\')`;
+  const inEmail = sql`(u.email is not null and lower(u.email) like ${contains} escape '\\')`;
   const result = await sql<Row>`
     select ${COLUMNS}, '' as key from users u
     where (${inUsername} or ${inDisplayName} or ${inEmail})
@@ -153,7 +149,9 @@ export async function searchAccounts(
     for (const row of more) if (!rows.some((each) => each.id === row.id)) rows.push(row);
   };
   add(await byPrefix(db, term, limit));
-  if (rows.length >= limit || [...term].length < SUBSTRING_MIN_LENGTH)
+  // A term with an `@` is an address, found by its start: no name holds one, and inside addresses
+  // its domain's trigrams are among the commonest of the index (hundreds of ms at 10 M users).
+  if (rows.length >= limit || [...term].length < SUBSTRING_MIN_LENGTH || term.includes('@'))
     return { rows: rows.slice(0, limit), partial: false };
   try {
     const found = await inTransaction(db, async (trx) => {

@@ -45,7 +45,7 @@ export interface UserSearchPage {
   page: number;
   rows: UserSearchRow[];
   hasNext: boolean;
-  /** The term is too short to be looked for inside names: only ids, names and addresses starting with it. */
+  /** The term is too short to be looked for inside names (or is an address): only ids, names and addresses starting with it. */
   prefixOnly: boolean;
   /** Looking inside names took too long: only the other matches are shown. */
   partial: boolean;

@@ -57,6 +57,12 @@ describe('ranking', () => {
     expect(await names('shared@example.org')).toEqual(['carol', 'dave']);
   });
 
+  it('finds an address by its start only: a term with an @ is not looked for inside addresses', async () => {
+    expect(await names('alice.b@')).toEqual(['bob']);
+    expect(await names('ce@example.com')).toEqual([]);
+    expect(await names('example.com')).toContain('alice');
+  });
+
   it('finds a display name by a part of it', async () => {
     expect(await names('cooper')).toEqual(['coop']);
   });
