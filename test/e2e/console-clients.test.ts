@@ -27,6 +27,8 @@ let context: BrowserContext;
 let page: Page;
 let operator: TestOperator;
 let app: TestClient;
+/** Script errors and CSP refusals the pages caused: none expected. */
+const pageErrors: string[] = [];
 
 async function submit(selector: string): Promise<void> {
   await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
@@ -36,6 +38,13 @@ async function submit(selector: string): Promise<void> {
 async function checkPage(name: string): Promise<void> {
   for (const size of [PHONE, WIDTHS.desktop]) {
     await page.setViewportSize(size);
+    // A chart follows the width (redrawn after a resize).
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll<HTMLElement>('.dashboard-plot')].every((plot) => {
+        const canvas = plot.querySelector('canvas');
+        return canvas === null || canvas.getBoundingClientRect().width <= plot.clientWidth + 1;
+      }),
+    );
     const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(scrollWidth, `${name} at ${size.width}`).toBeLessThanOrEqual(size.width);
     expect(await seriousFindings(page), `${name} at ${size.width}`).toEqual([]);
@@ -58,6 +67,12 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      // A refused form's 400 answer is logged as a failed load: that one is expected.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        pageErrors.push(message.text());
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -101,6 +116,10 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     expect(new URL(page.url()).search).toBe('?done=updated');
     expect(await page.locator('p[role="status"]').textContent()).toBe('The settings were saved.');
     expect(await page.locator('h1').textContent()).toBe('Lantern Books & Maps');
+    // The usage chart is drawn by the dashboard's script and uPlot, from this origin under the CSP.
+    await page.waitForFunction(
+      () => document.querySelectorAll('.console-usage-plot .uplot canvas').length === 1,
+    );
     await checkPage('app');
   });
 
@@ -143,5 +162,6 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     await checkPage('edit refused ru');
     await page.goto(`${base}/admin/clients/new?lang=ru`);
     await checkPage('new ru');
+    expect(pageErrors).toEqual([]);
   });
 });

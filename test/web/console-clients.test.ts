@@ -242,7 +242,13 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
       { minute: dayBefore, name: 'tokens_issued', key: created.clientId, value: 3 },
       { minute, name: 'tokens_issued', key: 'pk_someone_else', value: 100 },
     ]);
-    const page = text((await owner.get(`/admin/clients/${created.clientId}`)).body);
+    const html = (await owner.get(`/admin/clients/${created.clientId}`)).body;
+    // The dashboard's chart (uPlot and its script, from this origin) draws the same days.
+    expect(html).toContain('<script src="/assets/uplot.iife.min.js');
+    const chart = JSON.parse(unescapeHtml(/data-chart="([^"]+)"/.exec(html)?.[1] ?? '{}'));
+    expect(chart.times).toHaveLength(14);
+    expect(chart.series[0].values.slice(-2)).toEqual([3, 12]);
+    const page = text(html);
     const day = (at: Date) => at.toISOString().slice(0, 10);
     expect(page).toContain(`Tokens issued per day, last 14 days (UTC)`);
     // The test's fixed clock stands at 13:xx UTC: both minutes are on one day.

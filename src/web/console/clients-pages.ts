@@ -3,9 +3,10 @@ import type { Deps } from '../../context.js';
 import { SIGNING_ALGORITHMS } from '../../lib/signing-algorithms.js';
 import type { ClientView } from '../../modules/clients/clients.schemas.js';
 import { pageLocale } from '../pages.js';
+import { chartScriptHrefs, uplotStylesheet } from './chart-assets.js';
 import type { ClientFormValues } from './clients-forms.js';
 import { valuesFromClient } from './clients-forms.js';
-import { usageByDay } from './clients-usage.js';
+import { usageByDay, usageChartData } from './clients-usage.js';
 import { renderConsolePage } from './console-pages.js';
 import { consoleTexts } from './i18n/index.js';
 
@@ -86,6 +87,7 @@ export async function renderClient(
   },
 ): Promise<FastifyReply> {
   const usage = await usageByDay(deps.db, page.client.client_id, deps.ctx.clock.now());
+  const chart = usageChartData(usage, texts(reply).usageTokens);
   return renderConsolePage(
     reply,
     deps,
@@ -96,6 +98,10 @@ export async function renderClient(
       client: page.client,
       done: page.done,
       usage,
+      // The dashboard's chart script and uPlot, from this origin; the table holds the same numbers.
+      usageChart: chart,
+      chartScripts: chartScriptHrefs(),
+      chartStylesheet: uplotStylesheet().href,
       overlaps: OVERLAP_CHOICES,
       ...formData(page.values ?? valuesFromClient(page.client), page.errors ?? {}),
     },

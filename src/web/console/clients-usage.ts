@@ -38,3 +38,16 @@ export async function usageByDay(
   }
   return rows;
 }
+
+/**
+ * The same days as the data of a chart of public/console-charts.js (the dashboard's, drawn with
+ * uPlot): Unix seconds oldest first, one series, whole numbers.
+ */
+export function usageChartData(rows: readonly UsageDay[], label: string): string {
+  const oldestFirst = [...rows].reverse();
+  return JSON.stringify({
+    times: oldestFirst.map((row) => Date.parse(`${row.day}T00:00:00Z`) / 1000),
+    series: [{ label, values: oldestFirst.map((row) => row.tokens) }],
+    whole: true,
+  });
+}
