@@ -61,39 +61,32 @@ async function byId(db: Kysely<Database>, id: number): Promise<UserSearchRow[]> 
   return result.rows.map((row) => toRow(row, 'id'));
 }
 
+/** The columns searched by their start, each with its `collate "C"` index (migrations 0005, 0034, 0037). */
+const PREFIX_COLUMNS = [
+  { column: sql`u.username`, nullable: false },
+  { column: sql`u.email`, nullable: true },
+  { column: sql`u.display_name`, nullable: true },
+] as const;
+
 /**
- * Usernames and e-mail addresses starting with the term, the first `limit` of their union in code
- * point order of the matched value: an exact match sorts first (it is the smallest value of its
- * range). Each is a range of a `collate "C"` index (migrations 0005 and 0034), read in index order,
- * so a common prefix costs only the rows returned, and the two ordered lists merge into the union's.
+ * Usernames, e-mail addresses and display names starting with the term, the first `limit` of their
+ * union in code point order of the matched value (a username before an equal address or name): an
+ * exact match sorts first, as the smallest value of its range. Each is a range of a `collate "C"`
+ * index read in index order, so a common prefix costs only the rows returned, and the first `limit`
+ * of each ordered list hold the first `limit` of the union.
  */
 async function byPrefix(db: Kysely<Database>, term: string, limit: number): Promise<UserSearchRow[]> {
-  const username = sql`u.username`;
-  const email = sql`u.email`;
-  const [usernames, emails] = await Promise.all([
-    sql<Row>`select ${COLUMNS}, lower(u.username) collate "C" as key from users u
-      where ${prefixRange(username, term)}
-      order by lower(u.username) collate "C" limit ${limit}`.execute(db),
-    sql<Row>`select ${COLUMNS}, lower(u.email) collate "C" as key from users u
-      where u.email is not null and ${prefixRange(email, term)}
-      order by lower(u.email) collate "C" limit ${limit}`.execute(db),
-  ]);
-  const merged: Row[] = [];
-  const [a, b] = [usernames.rows, emails.rows];
-  let i = 0;
-  let j = 0;
-  while (merged.length < limit * 2 && (i < a.length || j < b.length)) {
-    const left = a[i];
-    const right = b[j];
-    // Code point order, as the index compares with collate "C" (not localeCompare).
-    if (left && (!right || left.key <= right.key)) {
-      merged.push(left);
-      i += 1;
-    } else if (right) {
-      merged.push(right);
-      j += 1;
-    }
-  }
+  const lists = await Promise.all(
+    PREFIX_COLUMNS.map(({ column, nullable }) =>
+      sql<Row>`select ${COLUMNS}, lower(${column}) collate "C" as key from users u
+          where ${nullable ? sql`${column} is not null and ` : sql``}${prefixRange(column, term)}
+          order by lower(${column}) collate "C" limit ${limit}`.execute(db),
+    ),
+  );
+  // Code point order, as the indexes compare with collate "C" (not localeCompare); sort is stable.
+  const merged = lists
+    .flatMap((list) => list.rows)
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const seen = new Set<number>();
   return merged
     .filter((row) => !seen.has(row.id) && seen.add(row.id))
@@ -118,6 +111,7 @@ async function bySubstring(db: Kysely<Database>, term: string, limit: number): P
     where (${inUsername} or ${inDisplayName} or ${inEmail})
       and not ${prefixRange(sql`u.username`, term)}
       and not (u.email is not null and ${prefixRange(sql`u.email`, term)})
+      and not (u.display_name is not null and ${prefixRange(sql`u.display_name`, term)})
     order by
       case
         when ${inUsername} then similarity(lower(u.username), lower(${term}))
@@ -133,8 +127,8 @@ async function bySubstring(db: Kysely<Database>, term: string, limit: number): P
 export const SUBSTRING_MIN_LENGTH = 3;
 
 /**
- * The console's user search: the account whose id is `id` (when the term is one), then usernames
- * and addresses starting with the term, then names and addresses containing it; each account once,
+ * The console's user search: the account whose id is `id` (when the term is one), then usernames,
+ * addresses and display names starting with the term, then those containing it; each account once,
  * the first `limit` rows. Each tier runs only when the ones before it did not fill `limit`.
  * `substringTimeoutMs` bounds the substring tier: a term inside millions of names (a common word)
  * is not worth seconds of the database; `partial` says it was cut.

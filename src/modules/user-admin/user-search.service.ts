@@ -53,8 +53,8 @@ export interface UserSearchPage {
 
 /**
  * The console's user search, ranked as the public search ranks: the account with that id, then
- * usernames and e-mail addresses starting with the term (the exact one first), then usernames,
- * display names and addresses containing it by similarity. Disabled and deleted accounts are
+ * usernames, e-mail addresses and display names starting with the term (the exact one first), then
+ * those containing it by similarity. Disabled and deleted accounts are
  * found too. Without a term, the newest accounts. Pages of USER_PAGE_SIZE, up to USER_MAX_PAGE.
  */
 export async function searchUsersForConsole(

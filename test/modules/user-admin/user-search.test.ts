@@ -45,11 +45,11 @@ afterAll(() => t.close());
 
 describe('ranking', () => {
   it('puts the exact username first, then prefixes of usernames and addresses in code point order, then substrings', async () => {
+    // "alice" < "alice cooper" (coop's display name) < "alice.b@mail.test" (bob's) < "alice2".
     const found = await names('alice');
-    expect(found.slice(0, 3)).toEqual(['alice', 'bob', 'alice2']);
-    expect(found.slice(3).sort()).toEqual(['coop', 'xalice']);
+    expect(found).toEqual(['alice', 'coop', 'bob', 'alice2', 'xalice']);
     const rows = (await searchUsersForConsole(t.database.db, { q: 'alice' })).rows;
-    expect(rows.map((row) => row.match)).toEqual(['prefix', 'prefix', 'prefix', 'substring', 'substring']);
+    expect(rows.map((row) => row.match)).toEqual(['prefix', 'prefix', 'prefix', 'prefix', 'substring']);
   });
 
   it('finds an exact address, in any case, before anything else', async () => {
@@ -63,8 +63,10 @@ describe('ranking', () => {
     expect(await names('example.com')).toContain('alice');
   });
 
-  it('finds a display name by a part of it', async () => {
+  it('finds a display name by a part of it, and by its start among the prefixes', async () => {
     expect(await names('cooper')).toEqual(['coop']);
+    const [row] = (await searchUsersForConsole(t.database.db, { q: 'Alice Coo' })).rows;
+    expect([row?.username, row?.match]).toEqual(['coop', 'prefix']);
   });
 
   it('finds an account by its id, as digits or as the audit log writes it, first', async () => {
