@@ -28,7 +28,18 @@ const ROWS_PER_STATEMENT = 1_000;
  * so an outage cannot grow the process's memory without bound.
  */
 export const MAX_PENDING_MINUTES = 60;
-const SEPARATOR = '\u0000';
+
+/** One minute's counts: name → key → count. */
+type Counts = Map<string, Map<string, number>>;
+
+function add(counts: Counts, name: string, key: string, by: number): void {
+  let keys = counts.get(name);
+  if (keys === undefined) {
+    keys = new Map();
+    counts.set(name, keys);
+  }
+  keys.set(key, (keys.get(key) ?? 0) + by);
+}
 
 /**
  * Counts in memory, per minute, and adds them to `metric_rollups` when flushed (once a minute and
@@ -39,16 +50,21 @@ const SEPARATOR = '\u0000';
  * saw them, not of a test's moved clock.
  */
 export class RollupRecorder {
-  /** minute (ms) → "name\0key" → count */
-  private readonly minutes = new Map<number, Map<string, number>>();
+  /** minute (ms) → name → key → count: nested maps, so that counting builds no string. */
+  private readonly minutes = new Map<number, Counts>();
   private currentMinute = -1;
-  private current: Map<string, number> | undefined;
+  private current: Counts | undefined;
   private readonly classes = new Map<string | undefined, RouteClass>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** Adds `by` to counter `name` (of `key`: '' for the total) in the current minute. */
   count(name: RollupName, key = '', by = 1): void {
+    add(this.minuteCounts(), name, key, by);
+  }
+
+  /** The counts of the current minute. */
+  private minuteCounts(): Counts {
     const minute = Math.floor(this.now() / MINUTE_MS) * MINUTE_MS;
     if (minute !== this.currentMinute || this.current === undefined) {
       this.currentMinute = minute;
@@ -58,8 +74,7 @@ export class RollupRecorder {
         this.minutes.set(minute, this.current);
       }
     }
-    const id = key === '' ? name : `${name}${SEPARATOR}${key}`;
-    this.current.set(id, (this.current.get(id) ?? 0) + by);
+    return this.current;
   }
 
   /** An answer (the onResponse hook): 4xx, 5xx and 429 by the class of its route pattern. */
@@ -89,9 +104,10 @@ export class RollupRecorder {
 
   /** A token set issued to `clientId`: in the total and the client's own series; refreshes apart. */
   tokens(clientId: string, grantType: string | undefined): void {
-    this.count('tokens_issued');
-    this.count('tokens_issued', clientId);
-    if (grantType === 'refresh_token' || grantType === 'mobile_refresh') this.count('refreshes');
+    const counts = this.minuteCounts();
+    add(counts, 'tokens_issued', '', 1);
+    add(counts, 'tokens_issued', clientId, 1);
+    if (grantType === 'refresh_token' || grantType === 'mobile_refresh') add(counts, 'refreshes', '', 1);
   }
 
   /** An authorization code issued. */
@@ -108,15 +124,9 @@ export class RollupRecorder {
   /** Everything counted so far, forgotten here: the caller writes it or gives it back (`restore`). */
   take(): RollupCount[] {
     const counts: RollupCount[] = [];
-    for (const [minute, values] of this.minutes) {
-      for (const [id, value] of values) {
-        const at = id.indexOf(SEPARATOR);
-        counts.push({
-          minute: new Date(minute),
-          name: at === -1 ? id : id.slice(0, at),
-          key: at === -1 ? '' : id.slice(at + 1),
-          value,
-        });
+    for (const [minute, names] of this.minutes) {
+      for (const [name, keys] of names) {
+        for (const [key, value] of keys) counts.push({ minute: new Date(minute), name, key, value });
       }
     }
     this.minutes.clear();
@@ -128,13 +138,12 @@ export class RollupRecorder {
   restore(counts: readonly RollupCount[]): void {
     for (const { minute, name, key, value } of counts) {
       const ms = minute.getTime();
-      let values = this.minutes.get(ms);
-      if (values === undefined) {
-        values = new Map();
-        this.minutes.set(ms, values);
+      let names = this.minutes.get(ms);
+      if (names === undefined) {
+        names = new Map();
+        this.minutes.set(ms, names);
       }
-      const id = key === '' ? name : `${name}${SEPARATOR}${key}`;
-      values.set(id, (values.get(id) ?? 0) + value);
+      add(names, name, key, value);
     }
     const kept = [...this.minutes.keys()].sort((a, b) => b - a).slice(0, MAX_PENDING_MINUTES);
     for (const minute of this.minutes.keys()) if (!kept.includes(minute)) this.minutes.delete(minute);
