@@ -69,6 +69,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+/** The row ids the page offers an action on: the hidden id of each form posting to `action`. */
+const formIds = (body: string, action: string) =>
+  [
+    ...body.matchAll(new RegExp(`<form method="post" action="${action}">[^]*?name="id" value="(\\d+)"`, 'g')),
+  ].map((m) => Number(m[1]));
+
 const text = (body: string) => unescapeHtml(body.replace(/<[^>]+>/g, ' ')).replace(/\s+/g, ' ');
 
 describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
@@ -91,19 +97,19 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
     expect(owner.body).not.toContain('pr_secret');
     expect(owner.body).not.toContain('pr_x');
     expect(owner.body).not.toContain('sid-secret-value');
-    expect(owner.body).toContain(`action="/admin/platform/mail/${failedMailId}/retry"`);
+    expect(formIds(owner.body, '/admin/platform/mail/retry')).toEqual([failedMailId]);
     expect(owner.body).toContain('action="/admin/platform/keys/rotate"');
     expect(owner.body).toContain('action="/admin/platform/incidents"');
     // Only the failed rows, on asking: the waiting notices of the operators' new authenticators go.
     expect(text(owner.body)).toContain('totp_enabled');
     const failedOnly = await sessions.owner.get('/admin/platform?failed=1');
-    expect(failedOnly.body).toContain(`action="/admin/platform/mail/${failedMailId}/retry"`);
-    expect(failedOnly.body).toContain(`action="/admin/platform/logouts/${failedLogoutId}/retry"`);
+    expect(formIds(failedOnly.body, '/admin/platform/mail/retry')).toEqual([failedMailId]);
+    expect(formIds(failedOnly.body, '/admin/platform/logouts/retry')).toEqual([failedLogoutId]);
     expect(text(failedOnly.body)).not.toContain('totp_enabled');
     expect(failedOnly.body).toContain('href="/admin/platform">Show the latest of every state</a>');
     const support = await sessions.support.get('/admin/platform');
     expect(support.statusCode).toBe(200);
-    expect(support.body).toContain(`action="/admin/platform/logouts/${failedLogoutId}/retry"`);
+    expect(formIds(support.body, '/admin/platform/logouts/retry')).toEqual([failedLogoutId]);
     expect(support.body).not.toContain('action="/admin/platform/keys/rotate"');
     expect(support.body).not.toContain('action="/admin/platform/incidents"');
     const auditor = await sessions.auditor.get('/admin/platform?lang=ru');
@@ -115,11 +121,11 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
   it('refuses an auditor every action, and support the keys and incidents, changing nothing', async () => {
     const before = (await listSigningKeys(t.database.db)).length;
     const posts: Array<[string, Record<string, string>]> = [
-      [`/admin/platform/mail/${failedMailId}/retry`, {}],
-      [`/admin/platform/logouts/${failedLogoutId}/retry`, {}],
+      ['/admin/platform/mail/retry', { id: String(failedMailId) }],
+      ['/admin/platform/logouts/retry', { id: String(failedLogoutId) }],
       ['/admin/platform/keys/rotate', { alg: 'ES256' }],
       ['/admin/platform/incidents', { title: 'Refused', severity: 'minor' }],
-      ['/admin/platform/incidents/1/resolve', {}],
+      ['/admin/platform/incidents/resolve', { id: '1' }],
     ];
     for (const [path, fields] of posts) {
       const res = await sessions.auditor.post(path, fields);
@@ -141,7 +147,7 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
   });
 
   it('lets support retry a failed message and logout, recorded with the operator', async () => {
-    const mail = await sessions.support.post(`/admin/platform/mail/${failedMailId}/retry`);
+    const mail = await sessions.support.post('/admin/platform/mail/retry', { id: String(failedMailId) });
     expect(mail.statusCode).toBe(303);
     expect(mail.headers.location).toBe('/admin/platform?done=mail_retried');
     const row = await t.database.db
@@ -151,7 +157,9 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
       .executeTakeFirstOrThrow();
     expect(row.failed_at).toBeNull();
     expect(row.attempts).toBe(0);
-    const logout = await sessions.support.post(`/admin/platform/logouts/${failedLogoutId}/retry`);
+    const logout = await sessions.support.post('/admin/platform/logouts/retry', {
+      id: String(failedLogoutId),
+    });
     expect(logout.headers.location).toBe('/admin/platform?done=logout_retried');
     const events = await latestAuditEvents(t.database.db, 2);
     expect(events.map((e) => [e.action, e.details.operator, e.details.role])).toEqual([
@@ -163,10 +171,15 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
     const page = await sessions.support.get('/admin/platform?done=mail_retried');
     expect(page.body).toMatch(/<p class="notice" role="status">The message is queued again\.<\/p>/);
     // Nothing failed to retry any more: said, not a 500.
-    const again = await sessions.support.post(`/admin/platform/mail/${failedMailId}/retry`);
+    const again = await sessions.support.post('/admin/platform/mail/retry', { id: String(failedMailId) });
     expect(again.statusCode).toBe(404);
     expect(text(again.body)).toContain('nothing to retry');
-    expect((await sessions.support.post('/admin/platform/mail/not-a-number/retry')).statusCode).toBe(404);
+    expect(
+      (await sessions.support.post('/admin/platform/mail/retry', { id: 'not-a-number' })).statusCode,
+    ).toBe(404);
+    const long = await sessions.support.post('/admin/platform/mail/retry', { id: '9'.repeat(5000) });
+    expect(long.statusCode).toBe(400);
+    expect(long.headers['content-type']).toMatch(/^text\/html/);
   });
 
   it('lets an owner rotate a key (the service idp keys rotate uses), after a recent second factor', async () => {
@@ -209,8 +222,8 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
     expect(status.incidents).toMatchObject([{ title: 'Mail is slow', severity: 'major', status: 'open' }]);
     const id = status.incidents[0].id as number;
     const page = await sessions.owner.get('/admin/platform');
-    expect(page.body).toContain(`action="/admin/platform/incidents/${id}/resolve"`);
-    const resolved = await sessions.owner.post(`/admin/platform/incidents/${id}/resolve`);
+    expect(formIds(page.body, '/admin/platform/incidents/resolve')).toEqual([id]);
+    const resolved = await sessions.owner.post('/admin/platform/incidents/resolve', { id: String(id) });
     expect(resolved.headers.location).toBe('/admin/platform?done=incident_resolved');
     expect((await t.app.inject('/api/v1/platform/status')).json().incidents).toEqual([]);
     const events = await latestAuditEvents(t.database.db, 2);
@@ -218,6 +231,8 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
       ['incident_opened', `incident:${id}`],
       ['incident_resolved', `incident:${id}`],
     ]);
-    expect((await sessions.owner.post('/admin/platform/incidents/999999/resolve')).statusCode).toBe(404);
+    expect(
+      (await sessions.owner.post('/admin/platform/incidents/resolve', { id: '999999' })).statusCode,
+    ).toBe(404);
   });
 });

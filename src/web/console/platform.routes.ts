@@ -32,8 +32,9 @@ const DONE = [
 type Done = (typeof DONE)[number];
 
 const pageQuery = z.object({ done: text, kid: text, failed: text });
-const idParams = z.object({ id: z.string().max(20) });
-const csrfForm = formBody({ csrf_token: text });
+// The row an action is on is a form field, not a path parameter: a malformed or overlong one is
+// then the form's own 404 page, never the router's refusal of the path.
+const idForm = formBody({ csrf_token: text, id: text });
 const rotateForm = formBody({ csrf_token: text, alg: text });
 const incidentForm = formBody({ csrf_token: text, title: text, message: text, severity: text });
 
@@ -109,15 +110,15 @@ export const consolePlatformRoutes: FastifyPluginAsync<Deps> = async (app, deps)
   );
 
   routes.post(
-    `${PLATFORM_PATH}/mail/:id/retry`,
+    `${PLATFORM_PATH}/mail/retry`,
     {
       config: { ...post, description: 'Queue a failed e-mail again (form POST)', console: { can: 'mail' } },
-      schema: { params: idParams, body: csrfForm },
+      schema: { body: idForm },
     },
     async (request, reply) => {
       const actor = operatorActor(request);
       try {
-        await retryMail(db, ctx, request.params.id, (mail) =>
+        await retryMail(db, ctx, (request.body.id ?? '').slice(0, 20), (mail) =>
           operatorAuditEvent(actor, ctx.clock.now(), {
             action: 'mail_retried',
             subject: `mail:${mail.id}`,
@@ -133,19 +134,19 @@ export const consolePlatformRoutes: FastifyPluginAsync<Deps> = async (app, deps)
   );
 
   routes.post(
-    `${PLATFORM_PATH}/logouts/:id/retry`,
+    `${PLATFORM_PATH}/logouts/retry`,
     {
       config: {
         ...post,
         description: 'Queue a failed back-channel logout again (form POST)',
         console: { can: 'mail' },
       },
-      schema: { params: idParams, body: csrfForm },
+      schema: { body: idForm },
     },
     async (request, reply) => {
       const actor = operatorActor(request);
       try {
-        await retryLogout(db, ctx, request.params.id, (logout) =>
+        await retryLogout(db, ctx, (request.body.id ?? '').slice(0, 20), (logout) =>
           operatorAuditEvent(actor, ctx.clock.now(), {
             action: 'backchannel_logout_retried',
             subject: `client:${logout.clientId}`,
@@ -236,19 +237,19 @@ export const consolePlatformRoutes: FastifyPluginAsync<Deps> = async (app, deps)
   );
 
   routes.post(
-    `${PLATFORM_PATH}/incidents/:id/resolve`,
+    `${PLATFORM_PATH}/incidents/resolve`,
     {
       config: {
         ...post,
         description: 'Resolve an open incident (form POST)',
         console: { can: 'platform', destructive: true },
       },
-      schema: { params: idParams, body: csrfForm },
+      schema: { body: idForm },
     },
     async (request, reply) => {
       const actor = operatorActor(request);
       try {
-        await resolveIncidentAudited(db, ctx, request.params.id, (incident) =>
+        await resolveIncidentAudited(db, ctx, (request.body.id ?? '').slice(0, 20), (incident) =>
           operatorAuditEvent(actor, ctx.clock.now(), {
             action: 'incident_resolved',
             subject: `incident:${incident.id}`,
