@@ -73,6 +73,7 @@ describe(`the console's users on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, ()
       'Latest events',
     ])
       expect(page).toContain(heading);
+    expect(res.body).toContain('href="/admin/audit?user=alice_liddell"');
     expect((await auditor.get('/admin/users/99999999')).statusCode).toBe(404);
     expect((await auditor.get('/admin/users/abc')).statusCode).toBe(404);
   });

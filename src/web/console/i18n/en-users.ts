@@ -76,6 +76,7 @@ export const usersEn = {
   entryTypes: { credit: 'credit', charge: 'charge', debit: 'debit' } as Record<string, string>,
   audit: 'Latest events',
   noEvents: 'No event.',
+  allEvents: 'Every event about this user in the audit log',
   auditColumns: { at: 'When', action: 'What', by: 'By', ip: 'IP address', details: 'Details' },
   byUser: 'the user',
   byOperator: (username: string, role: string) => `${username} (operator, ${role})`,

@@ -78,6 +78,7 @@ export const usersRu: typeof usersEn = {
   entryTypes: { credit: 'зачисление', charge: 'списание приложением', debit: 'списание оператором' },
   audit: 'Последние события',
   noEvents: 'Событий нет.',
+  allEvents: 'Все события об этом пользователе в журнале аудита',
   auditColumns: { at: 'Когда', action: 'Что', by: 'Кто', ip: 'IP-адрес', details: 'Подробности' },
   byUser: 'сам пользователь',
   byOperator: (username: string, role: string) => `${username} (оператор, ${role})`,
