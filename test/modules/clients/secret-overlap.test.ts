@@ -30,6 +30,17 @@ const revokeStatus = async (as: TestClient) =>
   (await postForm(t.app, '/api/v1/oauth/revoke', { token: 'at_unknown' }, { authorization: basic(as) }))
     .statusCode;
 
+/** RFC 9126 §2: the PAR endpoint authenticates the client first; what it says of the request after does not matter here. */
+const parStatus = async (as: TestClient) =>
+  (
+    await postForm(
+      t.app,
+      '/api/v1/oauth/par',
+      { response_type: 'code', redirect_uri: as.redirectUri, scope: 'openid' },
+      { authorization: basic(as) },
+    )
+  ).statusCode;
+
 const introspectStatus = async (as: TestClient) =>
   (await postForm(t.app, '/api/v1/oauth/introspect', { token: 'at_unknown' }, { authorization: basic(as) }))
     .statusCode;
@@ -49,6 +60,7 @@ describe('rotating a client secret with an overlap', () => {
     expect(await exchangeStatus(old, renewed)).toBe(200);
     expect(await revokeStatus(old)).toBe(200);
     expect(await introspectStatus(old)).toBe(200);
+    expect(await parStatus(old)).not.toBe(401);
 
     t.clock.set('2026-06-01T12:59:59Z');
     expect(await exchangeStatus(old, old)).toBe(200);
@@ -56,6 +68,8 @@ describe('rotating a client secret with an overlap', () => {
     expect(await exchangeStatus(old, old)).toBe(401);
     expect(await revokeStatus(old)).toBe(401);
     expect(await introspectStatus(old)).toBe(401);
+    expect(await parStatus(old)).toBe(401);
+    expect(await parStatus(renewed)).not.toBe(401);
     expect(await exchangeStatus(old, renewed)).toBe(200);
     t.clock.set('2026-06-01T12:00:00Z');
   });
