@@ -53,6 +53,16 @@ describe(`the console's users on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, ()
     expect(text(res.body)).toContain('Active');
   });
 
+  it('answers a term with control characters or of any length as a search, never an error', async () => {
+    for (const q of ['%1B%5B2J', 'ali%07ce', 'x'.repeat(4000), '%25_%5C']) {
+      const res = await auditor.get(`/admin/users?q=${q}&page=99999999`);
+      expect(res.statusCode, q).toBe(200);
+    }
+    expect((await auditor.get('/admin/users?q=ali%07ce')).body).toContain(`href="/admin/users/${alice.id}"`);
+    // NUL is refused before any route, as everywhere (src/http/input-guard.ts).
+    expect((await auditor.get('/admin/users?q=%00')).statusCode).toBe(400);
+  });
+
   it('shows the newest accounts without a term, and no match as a status', async () => {
     expect(text((await auditor.get('/admin/users')).body)).toContain('The newest accounts.');
     const none = await auditor.get('/admin/users?q=zzzz_nobody');

@@ -38,6 +38,15 @@ export function idOfTerm(term: string): number | undefined {
   return id >= 1 && id <= MAX_ID ? id : undefined;
 }
 
+/**
+ * What is searched for: NFC-normalized and trimmed as the public search takes it, without control
+ * characters (no name or address holds one, and PostgreSQL refuses NUL in text), at most
+ * USER_QUERY_MAX_LENGTH characters.
+ */
+export function termOf(q: string | undefined): string {
+  return searchTerm((q ?? '').replace(/\p{Cc}/gu, '')).slice(0, USER_QUERY_MAX_LENGTH);
+}
+
 /** One page of the console's search. */
 export interface UserSearchPage {
   /** The term as searched (normalized), '' for the newest accounts. */
@@ -61,7 +70,7 @@ export async function searchUsersForConsole(
   db: Kysely<Database>,
   input: { q?: string | undefined; page?: number | undefined },
 ): Promise<UserSearchPage> {
-  const term = searchTerm(input.q ?? '').slice(0, USER_QUERY_MAX_LENGTH);
+  const term = termOf(input.q);
   const page = Math.min(Math.max(1, Math.trunc(input.page ?? 1) || 1), USER_MAX_PAGE);
   const offset = (page - 1) * USER_PAGE_SIZE;
   // One row more than the page: whether there is a next one.
@@ -101,7 +110,7 @@ export async function listUsers(
   db: Kysely<Database>,
   input: { search?: string | undefined; limit: number },
 ): Promise<UserSearchRow[]> {
-  const term = searchTerm(input.search ?? '').slice(0, USER_QUERY_MAX_LENGTH);
+  const term = termOf(input.search);
   if (term === '') return listNewestAccounts(db, { limit: input.limit, offset: 0 });
   const found = await searchAccounts(db, {
     term,
