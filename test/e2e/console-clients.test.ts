@@ -159,6 +159,9 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
       'Некоторые поля нужно исправить',
     );
     expect(await page.locator('#redirectUris').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#redirectUris-error').textContent()).toBe(
+      'Не принято: Нужен хотя бы один адрес возврата.',
+    );
     await checkPage('edit refused ru');
     await page.goto(`${base}/admin/clients/new?lang=ru`);
     await checkPage('new ru');

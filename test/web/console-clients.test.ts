@@ -271,6 +271,9 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
     const refused = await owner.post('/admin/clients?lang=ru', { ...validForm, site_url: 'nope' });
     expect(refused.statusCode).toBe(400);
     expect(text(refused.body)).toContain('Некоторые поля нужно исправить');
+    expect(refused.body).toMatch(
+      /id="siteUrl-error">Не принято: <span lang="ru">Адрес сайта — абсолютный адрес https/,
+    );
   });
 
   it('asks for a recent second-factor proof before a change, and changes nothing until then', async () => {

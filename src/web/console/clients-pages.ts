@@ -6,6 +6,7 @@ import { pageLocale } from '../pages.js';
 import { chartScriptHrefs, uplotStylesheet } from './chart-assets.js';
 import type { ClientFormValues } from './clients-forms.js';
 import { valuesFromClient } from './clients-forms.js';
+import { shownProblems } from './clients-problems.js';
 import { usageByDay, usageChartData } from './clients-usage.js';
 import { renderConsolePage } from './console-pages.js';
 import { consoleTexts } from './i18n/index.js';
@@ -25,8 +26,9 @@ export type FieldErrors = Readonly<Record<string, string>>;
 const texts = (reply: FastifyReply) => consoleTexts(pageLocale(reply.request, reply)).clients;
 
 /** The form's common data: the algorithms to choose from and the values and problems of each field. */
-function formData(values: ClientFormValues, errors: FieldErrors) {
-  return { values, errors, algorithms: SIGNING_ALGORITHMS };
+function formData(reply: FastifyReply, values: ClientFormValues, errors: FieldErrors) {
+  const locale = pageLocale(reply.request, reply);
+  return { values, errors: shownProblems(errors, locale), algorithms: SIGNING_ALGORITHMS };
 }
 
 export function renderClientList(
@@ -50,7 +52,7 @@ export function renderNewClient(
     reply,
     deps,
     'console/clients-new',
-    { title: texts(reply).newTitle, area: 'clients', ...formData(page.values, page.errors ?? {}) },
+    { title: texts(reply).newTitle, area: 'clients', ...formData(reply, page.values, page.errors ?? {}) },
     { status: page.status, switchBase: NEW_CLIENT_PATH },
   );
 }
@@ -103,7 +105,7 @@ export async function renderClient(
       chartScripts: chartScriptHrefs(),
       chartStylesheet: uplotStylesheet().href,
       overlaps: OVERLAP_CHOICES,
-      ...formData(page.values ?? valuesFromClient(page.client), page.errors ?? {}),
+      ...formData(reply, page.values ?? valuesFromClient(page.client), page.errors ?? {}),
     },
     { status: page.status, switchBase: clientPath(page.client.client_id) },
   );
