@@ -139,13 +139,15 @@ export async function searchAccounts(
 ): Promise<{ rows: UserSearchRow[]; partial: boolean }> {
   const { term, limit } = input;
   const rows: UserSearchRow[] = input.id === undefined ? [] : await byId(db, input.id);
+  const idFound = rows.length > 0;
   const add = (more: UserSearchRow[]) => {
     for (const row of more) if (!rows.some((each) => each.id === row.id)) rows.push(row);
   };
   add(await byPrefix(db, term, limit));
   // A term with an `@` is an address, found by its start: no name holds one, and inside addresses
-  // its domain's trigrams are among the commonest of the index (hundreds of ms at 10 M users).
-  if (rows.length >= limit || [...term].length < SUBSTRING_MIN_LENGTH || term.includes('@'))
+  // its domain's trigrams are among the commonest of the index (hundreds of ms at 10 M users). An
+  // id that names an account is the answer: its digits inside names would only cost a scan.
+  if (rows.length >= limit || [...term].length < SUBSTRING_MIN_LENGTH || term.includes('@') || idFound)
     return { rows: rows.slice(0, limit), partial: false };
   try {
     const found = await inTransaction(db, async (trx) => {

@@ -38,6 +38,7 @@ beforeAll(async () => {
   await user('carol', { email: 'Shared@Example.org' });
   await user('dave', { email: 'shared@example.org' });
   await user('gone', { email: 'gone@example.com' });
+  await user('agent_987654');
   await disableUser(t.database.db, depsOf(t).ctx, { username: 'gone' });
   for (let i = 0; i < 30; i += 1) await user(`pg_${String(i).padStart(2, '0')}`);
 });
@@ -73,6 +74,9 @@ describe('ranking', () => {
     const id = ids.coop as number;
     expect((await names(String(id)))[0]).toBe('coop');
     expect((await names(`user:${id}`))[0]).toBe('coop');
+    // Digits that name no account are looked for inside names; an account's id is the answer.
+    expect(await names(String(ids.pg_07))).toEqual(['pg_07']);
+    expect(await names('987654')).toEqual(['agent_987654']);
     expect(idOfTerm('12abc')).toBeUndefined();
     expect(idOfTerm('0')).toBeUndefined();
     expect(idOfTerm('99999999999999999')).toBeUndefined();
