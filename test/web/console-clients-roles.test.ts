@@ -72,6 +72,25 @@ describe(`roles on the console's applications on ${usingPostgres ? 'PostgreSQL' 
     });
   }
 
+  it('lists and searches applications by name or client_id, for every role', async () => {
+    const other = await makeClient(t, { name: 'Zebra Garden' });
+    for (const role of ['owner', 'support', 'auditor'] as const) {
+      const all = await as(role).get('/admin/clients');
+      expect(all.body).toContain(`href="/admin/clients/${other.clientId}"`);
+      expect(all.body).toContain(`href="/admin/clients/${client.clientId}"`);
+    }
+    const byName = await as('auditor').get('/admin/clients?q=zebra');
+    expect(byName.body).toContain(other.clientId);
+    expect(byName.body).not.toContain(client.clientId);
+    const byId = await as('support').get(`/admin/clients?q=${client.clientId.slice(0, 14)}`);
+    expect(byId.body).toContain(client.clientId);
+    expect(byId.body).not.toContain(other.clientId);
+    const none = await as('owner').get(`/admin/clients?q=${encodeURIComponent('%_<x>')}`);
+    expect(none.statusCode).toBe(200);
+    expect(none.body).toContain('No application matches.');
+    expect(none.body).toContain('value="%_&lt;x&gt;"');
+  });
+
   it('owner: sees the forms and may make each change', async () => {
     const page = await as('owner').get(path());
     for (const action of ['', '/rotate-secret', '/disable'])
