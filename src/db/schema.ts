@@ -2,10 +2,10 @@ import type { ColumnType, Generated } from 'kysely';
 import type { SigningAlgorithm } from '../lib/signing-algorithms.js';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { ClientProtocolColumns } from './schema-clients.js';
+import type { ConsoleSessionsTable, OperatorsTable } from './schema-console.js';
 import type { DpopProofsTable } from './schema-dpop.js';
 import type { MobilePendingSignInsTable, SecondFactorFailuresTable } from './schema-lockout.js';
 import type { BackchannelLogoutsTable } from './schema-logout.js';
-import type { MetricRollupsTable } from './schema-rollups.js';
 import type {
   EmailVerificationsTable,
   MailOutboxTable,
@@ -16,6 +16,7 @@ import type { PendingSignInsTable, RecoveryCodesTable, TotpCredentialsTable } fr
 import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schema-par.js';
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
 import type { IncidentsTable, PlatformStateTable } from './schema-platform.js';
+import type { MetricRollupsTable } from './schema-rollups.js';
 
 export type { IncidentSeverity, IncidentsTable, PlatformStatusValue } from './schema-platform.js';
 
@@ -256,30 +257,6 @@ export interface AuditEventsTable {
   ip: string | null;
   /** jsonb: written as JSON text, read as an object. */
   details: ColumnType<Record<string, unknown>, string, string>;
-}
-
-/** Accounts with a console role (migrations/0033_console). */
-export interface OperatorsTable {
-  user_id: number;
-  role: 'owner' | 'support' | 'auditor';
-  granted_at: Timestamp;
-  /** Who granted it: `cli` or `operator:<user id>`. */
-  granted_by: string;
-}
-
-/** Entries into the console (migrations/0033_console): only the cookie value's SHA-256 hash is kept. */
-export interface ConsoleSessionsTable {
-  id_hash: string;
-  user_id: number;
-  /** The account session it was opened on: it ends with that session. */
-  account_session_hash: string;
-  created_at: Timestamp;
-  expires_at: Timestamp;
-  /** The last second-factor proof (entering or re-authenticating). */
-  proved_at: Timestamp;
-  /** How it was last proved: `totp` or `passkey`. */
-  method: string;
-  ip: string | null;
 }
 
 export interface Database {
