@@ -115,6 +115,8 @@ describe(`the console's platform page on ${usingPostgres ? 'PostgreSQL' : 'PGlit
     const auditor = await sessions.auditor.get('/admin/platform?lang=ru');
     expect(auditor.statusCode).toBe(200);
     expect(text(auditor.body)).toContain('Очередь писем');
+    // The service's own status sentence in the page's language.
+    expect(text(auditor.body)).toContain('Все службы работают.');
     expect(auditor.body).not.toMatch(/action="\/admin\/platform\//);
   });
 

@@ -6,6 +6,7 @@ import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { SIGNING_ALGORITHMS } from '../../lib/signing-algorithms.js';
 import { operatorAuditEvent } from '../../modules/operators/operator-audit.js';
 import { INCIDENT_SEVERITIES } from '../../modules/platform/platform.schemas.js';
+import { isBuiltInStatusMessage } from '../../modules/platform/platform.service.js';
 import {
   openIncidentAudited,
   platformOverview,
@@ -71,6 +72,8 @@ export const consolePlatformRoutes: FastifyPluginAsync<Deps> = async (app, deps)
         title: c.platform.title,
         area: 'platform',
         overview,
+        // The service's own status sentences are said in the page's language; an operator's as written.
+        builtInMessage: isBuiltInStatusMessage(overview.status.message),
         algorithms: SIGNING_ALGORITHMS,
         utc,
         done: state.done ?? null,

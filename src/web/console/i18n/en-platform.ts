@@ -29,6 +29,12 @@ export const platformEn = {
       maintenance: 'Maintenance',
       outage: 'Outage',
     } as Record<string, string>,
+    builtIn: {
+      operational: 'All systems operational.',
+      degraded: 'Some services are degraded.',
+      maintenance: 'Maintenance is in progress; the API keeps serving.',
+      unreachable: 'The database is unreachable; most requests fail until it is back.',
+    } as Record<string, string>,
     cli: 'Set the status with idp status set.',
   },
   incidents: {

@@ -32,6 +32,12 @@ export const platformRu: typeof platformEn = {
       maintenance: 'Техническое обслуживание',
       outage: 'Не работает',
     },
+    builtIn: {
+      operational: 'Все службы работают.',
+      degraded: 'Некоторые службы работают с перебоями.',
+      maintenance: 'Идёт техническое обслуживание; API продолжает работать.',
+      unreachable: 'База данных недоступна; большинство запросов не выполняются, пока она не вернётся.',
+    },
     cli: 'Статус меняется командой idp status set.',
   },
   incidents: {
