@@ -7,7 +7,7 @@ import { exchangeCode } from '../helpers/http.js';
 import { freePort } from '../helpers/tcp-proxy.js';
 import { launchChromium } from './helpers/chromium.js';
 import { enterConsoleInBrowser } from './helpers/console-browser.js';
-import { seriousFindings, WIDTHS } from './helpers/page-checks.js';
+import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.js';
 
 /**
  * The console's applications as an owner uses them in Chromium: register one (its secret shown
@@ -34,8 +34,11 @@ async function submit(selector: string): Promise<void> {
   await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
 }
 
-/** No sideways scroll at 390 px and on a desktop, and no serious axe finding in either scheme. */
-async function checkPage(name: string): Promise<void> {
+/**
+ * No sideways scroll at 390 px and on a desktop, and no serious axe finding in either scheme; with
+ * `photo`, docs/screenshots/<photo>-<390|desktop>.png when screenshots are asked for.
+ */
+async function checkPage(name: string, photo?: string): Promise<void> {
   for (const size of [PHONE, WIDTHS.desktop]) {
     await page.setViewportSize(size);
     // A chart follows the width (redrawn after a resize).
@@ -48,6 +51,9 @@ async function checkPage(name: string): Promise<void> {
     const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(scrollWidth, `${name} at ${size.width}`).toBeLessThanOrEqual(size.width);
     expect(await seriousFindings(page), `${name} at ${size.width}`).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'light' });
+    if (photo)
+      await saveScreenshot(page, `${photo}-${size === PHONE ? '390' : 'desktop'}`, { fullPage: true });
   }
   await page.emulateMedia({ colorScheme: 'light' });
 }
@@ -84,7 +90,7 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
   it('registers an application and shows its secret once', async () => {
     await enterConsoleInBrowser(page, base, t, operator, '/admin/clients');
     expect(await page.locator('h1').textContent()).toBe('Applications');
-    await checkPage('list');
+    await checkPage('list', 'console-clients-en');
     await submit('a[href="/admin/clients/new"]');
     await checkPage('new');
     await page.locator('#name').fill('Lantern Books');
@@ -120,7 +126,7 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     await page.waitForFunction(
       () => document.querySelectorAll('.console-usage-plot .uplot canvas').length === 1,
     );
-    await checkPage('app');
+    await checkPage('app', 'console-client-en');
   });
 
   it('rotates the secret keeping the old one for a day: both work', async () => {
@@ -129,7 +135,7 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     const renewed = { ...app, clientSecret: await page.locator('#client-secret').inputValue() };
     expect(renewed.clientSecret).not.toBe(app.clientSecret);
     expect(await page.locator('main').textContent()).toContain('The old secret works until');
-    await checkPage('rotated');
+    await checkPage('rotated', 'console-client-rotated-en');
     await t.sync();
     expect(await tokenStatus(app)).toBe(200);
     expect(await tokenStatus(renewed)).toBe(200);
@@ -152,7 +158,7 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     await checkPage('list ru');
     await page.goto(`${base}/admin/clients/${app.clientId}?lang=ru`);
     expect(await page.locator('main').textContent()).toContain('Адреса возврата (redirect URI)');
-    await checkPage('app ru');
+    await checkPage('app ru', 'console-client-ru');
     await page.locator('#redirectUris').fill('');
     await submit(`form[action="/admin/clients/${app.clientId}"] button[type="submit"]`);
     expect(await page.locator('.alert[role="alert"]').textContent()).toContain(

@@ -182,7 +182,11 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
     expect(res.headers['cache-control']).toBe('no-store');
     const renewed = { ...created, clientSecret: secretOf(res.body) as string };
     expect(renewed.clientSecret).toMatch(/^sk_/);
-    expect(text(res.body)).toContain('The old secret works until');
+    // To the minute and in UTC: an overlap may be an hour.
+    const until = new Intl.DateTimeFormat('en', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' });
+    expect(text(res.body)).toContain(
+      `The old secret works until ${until.format(t.clock.now().getTime() + 3600_000)} UTC.`,
+    );
     await t.sync();
     expect(await tokenStatus(created)).toBe(200);
     expect(await tokenStatus(renewed)).toBe(200);

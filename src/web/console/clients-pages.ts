@@ -25,6 +25,20 @@ export type FieldErrors = Readonly<Record<string, string>>;
 
 const texts = (reply: FastifyReply) => consoleTexts(pageLocale(reply.request, reply)).clients;
 
+/**
+ * When a replaced secret stops working, to the minute and in UTC (an overlap may be an hour): the
+ * pages' `date()` gives the day only.
+ */
+function untilText(reply: FastifyReply, iso: string | null | undefined): string | null {
+  if (!iso) return null;
+  const format = new Intl.DateTimeFormat(pageLocale(reply.request, reply), {
+    dateStyle: 'long',
+    timeStyle: 'short',
+    timeZone: 'UTC',
+  });
+  return `${format.format(new Date(iso))} UTC`;
+}
+
 /** The form's common data: the algorithms to choose from and the values and problems of each field. */
 function formData(reply: FastifyReply, values: ClientFormValues, errors: FieldErrors) {
   const locale = pageLocale(reply.request, reply);
@@ -71,7 +85,12 @@ export function renderSecretShown(
     reply,
     deps,
     'console/clients-secret',
-    { title: page.kind === 'created' ? c.createdTitle : c.rotatedTitle, area: 'clients', ...page },
+    {
+      title: page.kind === 'created' ? c.createdTitle : c.rotatedTitle,
+      area: 'clients',
+      ...page,
+      oldUntil: untilText(reply, page.oldUntil),
+    },
     { status: page.kind === 'created' ? 201 : 200, switchBase: clientPath(page.client.client_id) },
   );
 }
@@ -98,6 +117,7 @@ export async function renderClient(
       title: page.client.name,
       area: 'clients',
       client: page.client,
+      overlapUntil: untilText(reply, page.client.previous_secret_expires_at),
       done: page.done,
       usage,
       // The dashboard's chart script and uPlot, from this origin; the table holds the same numbers.
