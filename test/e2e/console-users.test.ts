@@ -104,17 +104,20 @@ describe.skipIf(skipBrowserTests)('the console users pages, in Chromium', () => 
     const row = page.locator('.users-table tbody tr');
     expect(await row.count()).toBe(1);
     expect(await row.textContent()).toContain('hatter@teaparty.example');
-    await checkPage('console-users');
+    await checkPage('console-users-en');
     await submit(`a[href="/admin/users/${hatter.id}"]`);
     expect(pathname()).toBe(`/admin/users/${hatter.id}`);
     expect(await page.locator('h1').textContent()).toBe('mad_hatter');
-    expect(
-      await page
-        .locator('#user-sessions ~ .table-scroll, section[aria-labelledby="user-sessions"]')
-        .first()
-        .textContent(),
-    ).toContain('198.51.100.23');
-    await checkPage('console-user');
+    // Where and when: the address, the browser, and the sign-in's minute in UTC.
+    const sessions = await page
+      .locator('section[aria-labelledby="user-sessions"] tbody tr')
+      .first()
+      .textContent();
+    expect(sessions).toContain('198.51.100.23');
+    expect(sessions).toContain('Firefox/140.0');
+    expect(sessions).toContain(`${t.clock.now().toISOString().slice(0, 10)} `);
+    expect(sessions).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    await checkPage('console-user-en');
   });
 
   it('credits the wallet with a reason, and shows a debit beyond the balance refused', async () => {
@@ -137,7 +140,7 @@ describe.skipIf(skipBrowserTests)('the console users pages, in Chromium', () => 
     expect(await page.locator('#wallet-amount').getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('#wallet-amount').inputValue()).toBe('20');
     expect((await getBalance(t.database.db, hatter.id)).balance).toBe(12.5);
-    await checkPage('console-user-refused');
+    await checkPage('console-user-refused-en');
   });
 
   it('speaks Russian, at 390 px, light and dark', async () => {

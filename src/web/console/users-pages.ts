@@ -70,6 +70,10 @@ export function renderUserList(reply: FastifyReply, deps: Deps, found: UserSearc
 /** A coin amount as the pages write it: two decimals. */
 const coins = (value: number) => value.toFixed(2);
 
+/** A moment as the console's tables write it, locale-free and to the minute, in UTC (as the audit page). */
+const moment = (value: Date | string) =>
+  `${new Date(value).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
 /** A user's page: what is known of the account, and the forms of the actions the operator may take. */
 export function renderUser(
   reply: FastifyReply,
@@ -96,6 +100,7 @@ export function renderUser(
       refused: page.refused ?? null,
       values: page.values ?? {},
       coins,
+      moment,
     },
     { status: page.status, switchBase: userPath(user.id) },
   );
