@@ -123,9 +123,19 @@ export function answerConnect(log: FastifyBaseLogger) {
   };
 }
 
+/** The pages' paths that take a path parameter (the console's): a browser there gets a page, not JSON. */
+const PAGE_PATHS = /^\/admin(\/|$)/;
+
+/** A plain page for a router error on a page's path: no route ran, so not the pages' own renderer. */
+function routerErrorPage(error: ApiError): string {
+  const title = `${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`;
+  return `<!doctype html><html lang="en"><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><p>${error.description}</p><p><a href="/admin">Back to the console</a></p></html>`;
+}
+
 /**
  * Router errors (a malformed percent-encoding, a parameter over the length limit) in the contract's
- * words: Fastify's own body repeats the URL. No route has run, so the answer is written raw.
+ * words: Fastify's own body repeats the URL. No route has run, so the answer is written raw: JSON,
+ * or on the console's paths a plain page with the pages' strictest policy (nothing to load).
  */
 export function answerFrameworkError(
   error: FastifyError,
@@ -140,11 +150,18 @@ export function answerFrameworkError(
           'invalid_request',
           'The path of the URL is not valid: a percent-encoding is malformed.',
         );
-  const body = JSON.stringify(apiError.toBody());
+  const page = PAGE_PATHS.test(request.url);
+  const body = page ? routerErrorPage(apiError) : JSON.stringify(apiError.toBody());
   reply.raw.writeHead(apiError.status, {
-    'content-type': 'application/json; charset=utf-8',
+    'content-type': page ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
+    ...(page
+      ? {
+          'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+          'x-content-type-options': 'nosniff',
+        }
+      : {}),
     // No hook runs for this answer: the id every other one gets from the onRequest hook.
     'x-request-id': request.id,
   });

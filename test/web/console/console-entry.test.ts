@@ -193,3 +193,20 @@ describe('ADMIN_ALLOWED_IPS', () => {
     }
   });
 });
+
+describe('a console path the router refuses', () => {
+  it('answers a page, not JSON: a parameter over the length limit, a malformed percent-encoding', async () => {
+    const long = await t.app.inject({ method: 'GET', url: `/admin/users/${'9'.repeat(300)}` });
+    expect(long.statusCode).toBe(414);
+    expect(long.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(long.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect(long.body).toContain('<h1>414 URI Too Long</h1>');
+    const malformed = await t.app.inject({ method: 'GET', url: '/admin/users/%E0%A4%A' });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.headers['content-type']).toBe('text/html; charset=utf-8');
+    // The API keeps its JSON.
+    const api = await t.app.inject({ method: 'GET', url: '/api/v1/me/%E0%A4%A' });
+    expect(api.statusCode).toBe(400);
+    expect(api.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+});
