@@ -31,11 +31,11 @@ import * as m0029 from './0029_token_rows_without_owner_keys.js';
 import * as m0030 from './0030_second_factor_lockout.js';
 import * as m0031 from './0031_session_reauthentication.js';
 import * as m0032 from './0032_mail_recipient_limits.js';
-import * as m0036 from './0036_client_secret_overlap.js';
-import * as m0037 from './0037_display_name_prefix.js';
 import * as m0033 from './0033_console.js';
 import * as m0034 from './0034_user_search.js';
 import * as m0035 from './0035_rollups.js';
+import * as m0036 from './0036_client_secret_overlap.js';
+import * as m0037 from './0037_display_name_prefix.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -75,9 +75,9 @@ export const migrations: Record<string, Migration> = {
   '0030_second_factor_lockout': m0030,
   '0031_session_reauthentication': m0031,
   '0032_mail_recipient_limits': m0032,
-  '0036_client_secret_overlap': m0036,
-  '0037_display_name_prefix': m0037,
   '0033_console': m0033,
   '0034_user_search': m0034,
   '0035_rollups': m0035,
+  '0036_client_secret_overlap': m0036,
+  '0037_display_name_prefix': m0037,
 };

@@ -65,14 +65,14 @@ const OWNERSHIP: Ownership = {
   },
   reads: [
     {
-      file: 'src/modules/audit/audit-log.repository.ts',
-      tables: ['audit_events', 'users', 'clients'],
-      why: "the operators' filtered reads of the log, and the usernames and client names its references stand for",
-    },
-    {
       file: 'src/modules/operators/operators.repository.ts',
       tables: ['users'],
       why: 'an operator is an enabled account: the role is read with the account it belongs to, and listed by username',
+    },
+    {
+      file: 'src/modules/audit/audit-log.repository.ts',
+      tables: ['audit_events', 'users', 'clients'],
+      why: "the operators' filtered reads of the log, and the usernames and client names its references stand for",
     },
     {
       file: 'src/modules/search/search.repository.ts',

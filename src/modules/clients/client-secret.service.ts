@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
 import { recordAudit } from '../audit/audit.repository.js';
@@ -48,7 +49,7 @@ export async function rotateClientSecret(
   const clientSecret = generateSecret('clientSecret');
   const now = ctx.clock.now();
   const expiresAt = overlapSeconds > 0 ? new Date(now.getTime() + overlapSeconds * 1000) : null;
-  const row = await db.transaction().execute(async (trx) => {
+  const row = await inTransaction(db, async (trx) => {
     const current = await lockClientWithSecretHash(trx, clientId);
     if (!current) throw new NotFound(`no client with client_id ${clientId}`);
     if (current.isPublic || current.secretHash === null) {

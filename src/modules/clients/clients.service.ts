@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
 import { NotFound } from '../../lib/errors.js';
 import { postLogoutRedirectUriProblem, redirectUriProblem } from '../../lib/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
@@ -62,7 +63,7 @@ export async function createClient(
   const data = parseClientInput(createClientSchema, input);
   const clientSecret = data.isPublic ? undefined : generateSecret('clientSecret');
   const now = ctx.clock.now();
-  const view = await db.transaction().execute(async (trx) => {
+  const view = await inTransaction(db, async (trx) => {
     const row = await insertClient(trx, {
       clientId: generateSecret('clientId'),
       secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
@@ -159,7 +160,7 @@ export async function updateClient(
   options: ClientChangeOptions = {},
 ): Promise<ClientView> {
   const data = parseClientInput(updateClientSchema, input);
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const row = await lockClientByClientId(trx, clientId);
     if (!row) throw new NotFound(`no client with client_id ${clientId}`);
     const now = ctx.clock.now();
