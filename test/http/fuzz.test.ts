@@ -592,13 +592,17 @@ function toInject(request: GeneratedRequest) {
 /** RFC 6749 §5.2: error and error_description are %x20-21 / %x23-5B / %x5D-7E. */
 const OAUTH_ERROR_TEXT = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
 
-/** `page`: whether the request reached a browser route, whose errors are pages; every other error is JSON. */
-function checkResponse(route: CatalogueRoute, page: boolean, res: LightMyRequestResponse): void {
+/**
+ * `page`: whether the request reached a browser route, whose errors are pages; every other error is
+ * JSON. 'either': a console path with a tail the router refuses (a page) or routes nowhere (JSON).
+ */
+function checkResponse(route: CatalogueRoute, page: boolean | 'either', res: LightMyRequestResponse): void {
   const where = `${route.method} ${route.path} → ${res.statusCode}: ${res.body.slice(0, 300)}`;
   if (res.statusCode >= 500) throw new Error(`a ${res.statusCode}: ${where}`);
   if (res.statusCode < 400) return;
   const type = String(res.headers['content-type'] ?? '');
-  if (page) {
+  if (page === 'either' && type.startsWith('text/html')) return;
+  if (page === true) {
     if (!type.startsWith('text/html'))
       throw new Error(`a browser route answered ${type}, not a page: ${where}`);
     return;
@@ -669,6 +673,8 @@ async function postForm(
     headers: { cookie: cookieHeader(cookies) },
   });
   keepCookies(cookies, page);
+  // No form to post: the browser is someone else's now (a generated sign-up signed it in anew).
+  if (page.statusCode !== 200) return page;
   const res = await t.app.inject({
     method: 'POST',
     url: action,
@@ -813,7 +819,12 @@ describe('every route under generated hostile input', () => {
         if (family && request.withSession && request.withCsrf) family.live++;
         if (family && request.withSession && route.method === 'GET' && res.statusCode === 200)
           family.signedIn++;
-        checkResponse(route, answersPages(route) && request.badPathTail === null, res);
+        const consoleTail = request.badPathTail !== null && route.path.startsWith('/admin');
+        checkResponse(
+          route,
+          consoleTail ? 'either' : answersPages(route) && request.badPathTail === null,
+          res,
+        );
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
