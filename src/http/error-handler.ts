@@ -125,7 +125,6 @@ function answersWithPage(request: FastifyRequest): boolean {
   return !isApiPath(request.url.split('?', 1)[0] ?? '/') && prefersHtml(request.headers.accept);
 }
 
-/** The 404 of a path no route serves; the path, the caller's input, is not repeated. */
 /**
  * Errors in the contract's JSON shape for every route of this plugin, even browser routes: the
  * endpoints a page script calls (passkey ceremonies) answer JSON, never an error page.
@@ -138,6 +137,7 @@ export function answerErrorsAsJson(app: FastifyInstance): void {
   });
 }
 
+/** The 404 of a path no route serves; the path, the caller's input, is not repeated. */
 export function noRoute(method: string): ApiError {
   return new NotFound(`No route for ${method} at this path; GET /api/v1/ lists every route.`);
 }

@@ -819,7 +819,12 @@ describe('every route under generated hostile input', () => {
         if (family && request.withSession && request.withCsrf) family.live++;
         if (family && request.withSession && route.method === 'GET' && res.statusCode === 200)
           family.signedIn++;
-        const consoleTail = request.badPathTail !== null && route.path.startsWith('/admin');
+        // A dot segment as the path's parameter (`/admin/users/./x`) is resolved away by the URL
+        // parser, so the request routes elsewhere, as a refused tail does.
+        const elsewhere =
+          request.badPathTail !== null ||
+          (/:[A-Za-z_]/.test(route.path) && /^\.{1,2}$/.test(request.pathValue));
+        const consoleTail = elsewhere && route.path.startsWith('/admin');
         checkResponse(
           route,
           consoleTail ? 'either' : answersPages(route) && request.badPathTail === null,
