@@ -1,5 +1,5 @@
 /**
- * What the console's per-minute rollups cost userinfo and the token endpoint (issue 35: at most 5%
+ * What the console's per-minute rollups cost userinfo and the token endpoint (its budget: at most 5%
  * more CPU per request). `npx tsx bench/rollups-cost.ts`
  *
  * Two servers of the same build on one PostgreSQL database, pinned to one core: the service as it
@@ -43,7 +43,7 @@ const BASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432
 const PORT = Number(process.env.BENCH_PORT ?? 3950);
 /** Refresh tokens each server may use: its rate at most, for every second it is loaded. */
 const REFRESHES_PER_SERVER = 3000 * (WARMUP + SECONDS * RUNS + 1);
-/** At most this much more CPU per request with the rollups (issue 35). */
+/** At most this much more CPU per request with the rollups: the console's budget. */
 const LIMIT = 1.05;
 
 /** ns per call of `hook`, over enough calls to take about half a second. */
