@@ -170,7 +170,9 @@ async function render(
     date: (value: Date | string) => formatDate(locale, new Date(value)),
   };
   const page = await reply.viewAsync(template, { ...data, ...helpers });
-  const body = options.frame ? await reply.viewAsync(options.frame, { ...data, ...helpers, content: page }) : page;
+  const body = options.frame
+    ? await reply.viewAsync(options.frame, { ...data, ...helpers, content: page })
+    : page;
   const title =
     typeof data.title === 'string' && data.title
       ? data.title

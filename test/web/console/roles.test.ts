@@ -68,7 +68,9 @@ describe('the console routes, walked by every role', () => {
         if (mayCall) {
           expect(res.statusCode, name).not.toBe(403);
           expect(res.statusCode, name).toBeLessThan(500);
-          expect(String(res.headers.location ?? ''), name).not.toMatch(/^\/(signin|admin\/enter|admin\/reauthenticate)/);
+          expect(String(res.headers.location ?? ''), name).not.toMatch(
+            /^\/(signin|admin\/enter|admin\/reauthenticate)/,
+          );
           allowed.push(name);
         } else {
           expect(res.statusCode, name).toBe(403);
