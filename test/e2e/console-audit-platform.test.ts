@@ -1,15 +1,19 @@
 import { readFile } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordAudit } from '../../src/modules/audit/audit.repository.js';
 import { ensureSigningKeys, listSigningKeys } from '../../src/modules/oidc/keys.service.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { makeOperator, type TestOperator } from '../helpers/console.js';
 import { depsOf, makeClient, makeUser } from '../helpers/factories.js';
-import { freePort } from '../helpers/tcp-proxy.js';
-import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
+import { type PageLog, recordPage } from './helpers/chromium.js';
 import { enterConsoleInBrowser, reauthenticateInBrowser } from './helpers/console-browser.js';
-import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.js';
+import {
+  type ConsoleStage,
+  checkConsolePage,
+  openConsoleStage,
+  submitAndWait,
+} from './helpers/console-stage.js';
 
 /**
  * The console's audit log and platform pages in Chromium, as an owner uses them: filter the log
@@ -20,44 +24,24 @@ import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.j
  * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
  */
 const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
-const PHONE = { width: 390, height: 844 };
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
+let stage: ConsoleStage;
 let page: Page;
 let log: PageLog;
 let operator: TestOperator;
 let failedMailId = 0;
 
-async function submit(selector: string): Promise<void> {
-  await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
-}
+const submit = (selector: string) => submitAndWait(page, selector);
 
 /** No sideways scroll at 390 px nor on a desktop, and no serious axe finding in light or dark. */
-async function checkPage(name: string): Promise<void> {
-  for (const [width, size] of [
-    ['390', PHONE],
-    ['desktop', WIDTHS.desktop],
-  ] as const) {
-    await page.setViewportSize(size);
-    expect(
-      await page.evaluate(() => document.documentElement.scrollWidth),
-      `${name} ${width}`,
-    ).toBeLessThanOrEqual(size.width);
-    expect(await seriousFindings(page), `${name} ${width}`).toEqual([]);
-    await saveScreenshot(page, `${name}-${width}`, { fullPage: true });
-  }
-}
+const checkPage = (name: string) => checkConsolePage(page, name, { photo: name });
 
 describe.skipIf(skipBrowserTests)('the console audit log and platform pages, in Chromium', () => {
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    t = await createTestApp({ env: { PUBLIC_URL: base } });
-    t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
-    await t.app.listen({ host: 'localhost', port });
+    stage = await openConsoleStage({ acceptDownloads: true });
+    ({ t, base, page } = stage);
     operator = await makeOperator(t, 'owner', { username: 'audit_owner' });
     const db = t.database.db;
     await ensureSigningKeys(db, depsOf(t).ctx);
@@ -95,18 +79,12 @@ describe.skipIf(skipBrowserTests)('the console audit log and platform pages, in 
       .returning('id')
       .executeTakeFirstOrThrow();
     failedMailId = Number(mail.id);
-    browser = await launchChromium();
-    context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop, acceptDownloads: true });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
     log = recordPage(page);
     await enterConsoleInBrowser(page, base, t, operator, '/admin/audit');
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await browser?.close();
-    await t?.close();
+    await stage?.close();
   }, 60_000);
 
   it('filters the audit log by a user and downloads it as CSV', async () => {

@@ -1,13 +1,16 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { makeOperator, type TestOperator } from '../helpers/console.js';
 import { makeUser, mintCode, type TestClient } from '../helpers/factories.js';
 import { exchangeCode } from '../helpers/http.js';
-import { freePort } from '../helpers/tcp-proxy.js';
-import { launchChromium } from './helpers/chromium.js';
 import { enterConsoleInBrowser } from './helpers/console-browser.js';
-import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.js';
+import {
+  type ConsoleStage,
+  checkConsolePage,
+  openConsoleStage,
+  submitAndWait,
+} from './helpers/console-stage.js';
 
 /**
  * The console's applications as an owner uses them in Chromium: register one (its secret shown
@@ -18,61 +21,44 @@ import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.j
  * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
  */
 const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
-const PHONE = { width: 390, height: 844 };
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
+let stage: ConsoleStage;
 let page: Page;
 let operator: TestOperator;
 let app: TestClient;
 /** Script errors and CSP refusals the pages caused: none expected. */
 const pageErrors: string[] = [];
 
-async function submit(selector: string): Promise<void> {
-  await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
-}
+const submit = (selector: string) => submitAndWait(page, selector);
 
 /**
  * No sideways scroll at 390 px and on a desktop, and no serious axe finding in either scheme; with
  * `photo`, docs/screenshots/<photo>-<390|desktop>.png when screenshots are asked for.
  */
-async function checkPage(name: string, photo?: string): Promise<void> {
-  for (const size of [PHONE, WIDTHS.desktop]) {
-    await page.setViewportSize(size);
+const checkPage = (name: string, photo?: string) =>
+  checkConsolePage(page, name, {
+    photo,
     // A chart follows the width (redrawn after a resize).
-    await page.waitForFunction(() =>
-      [...document.querySelectorAll<HTMLElement>('.dashboard-plot')].every((plot) => {
-        const canvas = plot.querySelector('canvas');
-        return canvas === null || canvas.getBoundingClientRect().width <= plot.clientWidth + 1;
-      }),
-    );
-    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-    expect(scrollWidth, `${name} at ${size.width}`).toBeLessThanOrEqual(size.width);
-    expect(await seriousFindings(page), `${name} at ${size.width}`).toEqual([]);
-    await page.emulateMedia({ colorScheme: 'light' });
-    if (photo)
-      await saveScreenshot(page, `${photo}-${size === PHONE ? '390' : 'desktop'}`, { fullPage: true });
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-}
+    settle: async () => {
+      await page.waitForFunction(() =>
+        [...document.querySelectorAll<HTMLElement>('.dashboard-plot')].every((plot) => {
+          const canvas = plot.querySelector('canvas');
+          return canvas === null || canvas.getBoundingClientRect().width <= plot.clientWidth + 1;
+        }),
+      );
+    },
+  });
 
 const tokenStatus = async (client: TestClient) =>
   (await exchangeCode(t.app, client, await mintCode(t, client, await makeUser(t)))).statusCode;
 
 describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () => {
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    t = await createTestApp({ env: { PUBLIC_URL: base } });
-    t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
-    await t.app.listen({ host: 'localhost', port });
+    stage = await openConsoleStage();
+    ({ t, base, page } = stage);
     operator = await makeOperator(t, 'owner', { username: 'apps_owner' });
-    browser = await launchChromium();
-    context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
     page.on('pageerror', (error) => pageErrors.push(error.message));
     page.on('console', (message) => {
       // A refused form's 400 answer is logged as a failed load: that one is expected.
@@ -82,9 +68,7 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await browser?.close();
-    await t?.close();
+    await stage?.close();
   }, 60_000);
 
   it('registers an application and shows its secret once', async () => {

@@ -1,11 +1,11 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addRollups } from '../../src/modules/rollups/rollups.repository.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { makeOperator } from '../helpers/console.js';
-import { freePort } from '../helpers/tcp-proxy.js';
-import { launchChromium, type PageLog, recordPage } from './helpers/chromium.js';
+import { type PageLog, recordPage } from './helpers/chromium.js';
 import { enterConsoleInBrowser } from './helpers/console-browser.js';
+import { type ConsoleStage, openConsoleStage } from './helpers/console-stage.js';
 import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.js';
 
 /**
@@ -22,8 +22,7 @@ const MINUTE = 60_000;
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
+let stage: ConsoleStage;
 let page: Page;
 let log: PageLog;
 
@@ -49,11 +48,8 @@ async function drawn(): Promise<{ plots: number; canvases: number; widest: numbe
 
 describe.skipIf(skipBrowserTests)('the console dashboard, in Chromium', () => {
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    t = await createTestApp({ env: { PUBLIC_URL: base } });
-    t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
-    await t.app.listen({ host: 'localhost', port });
+    stage = await openConsoleStage();
+    ({ t, base, page } = stage);
     const operator = await makeOperator(t, 'auditor', { username: 'dashboard_reader' });
     const now = Math.floor(t.clock.now().getTime() / MINUTE) * MINUTE;
     await addRollups(
@@ -65,18 +61,12 @@ describe.skipIf(skipBrowserTests)('the console dashboard, in Chromium', () => {
         { minute: new Date(now - index * MINUTE), name: 'http_4xx', key: 'oauth', value: index % 4 },
       ]).flat(),
     );
-    browser = await launchChromium();
-    context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
     log = recordPage(page);
     await enterConsoleInBrowser(page, base, t, operator);
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await browser?.close();
-    await t?.close();
+    await stage?.close();
   }, 60_000);
 
   for (const lang of ['en', 'ru'] as const) {

@@ -1,10 +1,9 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listPasskeys } from '../../src/modules/passkeys/passkeys.repository.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { makeOperator, nextCode, type TestOperator } from '../helpers/console.js';
-import { freePort } from '../helpers/tcp-proxy.js';
-import { launchChromium } from './helpers/chromium.js';
+import { type ConsoleStage, openConsoleStage, submitAndWait } from './helpers/console-stage.js';
 import { inspectAndPhotograph, seriousFindings, WIDTHS } from './helpers/page-checks.js';
 
 /**
@@ -19,31 +18,20 @@ const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
+let stage: ConsoleStage;
 let page: Page;
 let operator: TestOperator;
 
-async function submit(selector: string): Promise<void> {
-  await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
-}
+const submit = (selector: string) => submitAndWait(page, selector);
 
 const pathname = () => new URL(page.url()).pathname;
 
 describe.skipIf(skipBrowserTests)('entering the console, in Chromium', () => {
   beforeAll(async () => {
-    const port = await freePort();
-    // localhost, not 127.0.0.1: an IP address is no WebAuthn relying party id.
-    base = `http://localhost:${port}`;
-    t = await createTestApp({ env: { PUBLIC_URL: base } });
-    t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
-    await t.app.listen({ host: 'localhost', port });
+    stage = await openConsoleStage();
+    ({ t, base, page } = stage);
     operator = await makeOperator(t, 'owner', { username: 'night_operator' });
-    browser = await launchChromium();
-    context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    const cdp = await context.newCDPSession(page);
+    const cdp = await stage.context.newCDPSession(page);
     await cdp.send('WebAuthn.enable', { enableUI: false });
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
       options: {
@@ -58,9 +46,7 @@ describe.skipIf(skipBrowserTests)('entering the console, in Chromium', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await browser?.close();
-    await t?.close();
+    await stage?.close();
   }, 60_000);
 
   it('signs in, then asks for a new code at the console door, and opens the page asked for', async () => {

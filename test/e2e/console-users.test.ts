@@ -1,15 +1,18 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/lib/secrets.js';
 import { insertSession } from '../../src/modules/accounts/sessions.repository.js';
 import { getBalance } from '../../src/modules/wallet/wallet.service.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { makeOperator, type TestOperator } from '../helpers/console.js';
 import { makeUser, type TestUser } from '../helpers/factories.js';
-import { freePort } from '../helpers/tcp-proxy.js';
-import { launchChromium } from './helpers/chromium.js';
 import { enterConsoleInBrowser, reauthenticateInBrowser } from './helpers/console-browser.js';
-import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.js';
+import {
+  type ConsoleStage,
+  checkConsolePage,
+  openConsoleStage,
+  submitAndWait,
+} from './helpers/console-stage.js';
 
 /**
  * The console's users pages in Chromium, as an owner uses them on a support request: search by a
@@ -20,36 +23,20 @@ import { saveScreenshot, seriousFindings, WIDTHS } from './helpers/page-checks.j
  * Chromium must be at /usr/bin/chromium; IDP_SKIP_BROWSER_TESTS=1 skips this file.
  */
 const skipBrowserTests = process.env.IDP_SKIP_BROWSER_TESTS === '1';
-const PHONE = { width: 390, height: 844 };
 
 let t: TestApp;
 let base: string;
-let browser: Browser;
-let context: BrowserContext;
+let stage: ConsoleStage;
 let page: Page;
 let operator: TestOperator;
 let hatter: TestUser;
 
-async function submit(selector: string): Promise<void> {
-  await Promise.all([page.waitForEvent('load'), page.locator(selector).click()]);
-}
+const submit = (selector: string) => submitAndWait(page, selector);
 
 const pathname = () => new URL(page.url()).pathname;
 
 /** No sideways scroll at 390 px nor on a desktop, and no serious axe finding in light or dark. */
-async function checkPage(name: string): Promise<void> {
-  for (const [width, size] of [
-    ['390', PHONE],
-    ['desktop', WIDTHS.desktop],
-  ] as const) {
-    await page.setViewportSize(size);
-    const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
-    expect(scrollWidth, `${name} ${width}`).toBeLessThanOrEqual(size.width);
-    expect(await seriousFindings(page), `${name} ${width}`).toEqual([]);
-    await saveScreenshot(page, `${name}-${width}`, { fullPage: true });
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-}
+const checkPage = (name: string) => checkConsolePage(page, name, { photo: name });
 
 /** Submits an action's form; when its proof is old, proves the factor again and submits once more. */
 async function act(selector: string): Promise<void> {
@@ -61,11 +48,8 @@ async function act(selector: string): Promise<void> {
 
 describe.skipIf(skipBrowserTests)('the console users pages, in Chromium', () => {
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://localhost:${port}`;
-    t = await createTestApp({ env: { PUBLIC_URL: base } });
-    t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
-    await t.app.listen({ host: 'localhost', port });
+    stage = await openConsoleStage();
+    ({ t, base, page } = stage);
     operator = await makeOperator(t, 'owner', { username: 'users_owner' });
     hatter = await makeUser(t, {
       username: 'mad_hatter',
@@ -83,17 +67,11 @@ describe.skipIf(skipBrowserTests)('the console users pages, in Chromium', () => 
       userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0',
       ip: '198.51.100.23',
     });
-    browser = await launchChromium();
-    context = await browser.newContext({ locale: 'en-GB', viewport: WIDTHS.desktop });
-    page = await context.newPage();
-    page.setDefaultTimeout(15_000);
     await enterConsoleInBrowser(page, base, t, operator, '/admin/users');
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close().catch(() => undefined);
-    await browser?.close();
-    await t?.close();
+    await stage?.close();
   }, 60_000);
 
   it('finds a user by a part of the address and opens their page', async () => {
