@@ -100,6 +100,44 @@ describe.skipIf(skipBrowserTests)('entering the console, in Chromium', () => {
     expect(reached[at + sections.length + 1]).toBe('Leave the console');
   });
 
+  it('reaches every control of each area by Tab alone, each with a visible focus ring', async () => {
+    for (const path of ['/admin', '/admin/users', '/admin/clients', '/admin/audit', '/admin/platform']) {
+      await page.goto(`${base}${path}`);
+      // What a keyboard must reach: every visible link, button and field of the page.
+      const controls = await page.evaluate(
+        () =>
+          [
+            ...document.querySelectorAll<HTMLElement>(
+              'a[href], button, input:not([type="hidden"]), select, textarea, [tabindex]:not([tabindex="-1"])',
+            ),
+          ].filter(
+            (element) => !(element as HTMLButtonElement).disabled && element.getClientRects().length > 0,
+          ).length,
+      );
+      // The skip link, the header, the sections, the operator, leave: at least that many.
+      expect(controls, path).toBeGreaterThan(8);
+      const reached = new Set<string>();
+      for (let i = 0; i < controls + 3; i++) {
+        await page.keyboard.press('Tab');
+        const now = await page.evaluate(() => {
+          const element = document.activeElement as HTMLElement | null;
+          if (!element || element === document.body) return null;
+          element.dataset.reached ??= String(document.querySelectorAll('[data-reached]').length);
+          const style = getComputedStyle(element);
+          return {
+            key: element.dataset.reached,
+            name: `${element.tagName} ${element.textContent?.trim().slice(0, 30) ?? ''}`,
+            outline: `${style.outlineStyle} ${style.outlineWidth}`,
+          };
+        });
+        if (!now) continue;
+        expect(now.outline, `${path}: ${now.name}`).toMatch(/^solid [1-9]/);
+        reached.add(now.key);
+      }
+      expect(reached.size, path).toBe(controls);
+    }
+  });
+
   it('speaks Russian, at a phone width, light and dark', async () => {
     await page.setViewportSize(WIDTHS.phone);
     await page.goto(`${base}/admin/session?lang=ru`);
