@@ -2,10 +2,12 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/lib/secrets.js';
 import { insertSession } from '../../src/modules/accounts/sessions.repository.js';
+import { secondFactorsOf } from '../../src/modules/sign-in-policy/sign-in-policy.service.js';
 import { getBalance } from '../../src/modules/wallet/wallet.service.js';
 import type { TestApp } from '../helpers/app.js';
 import { makeOperator, type TestOperator } from '../helpers/console.js';
 import { makeUser, type TestUser } from '../helpers/factories.js';
+import { makeTotpUser } from '../helpers/totp.js';
 import { enterConsoleInBrowser, reauthenticateInBrowser } from './helpers/console-browser.js';
 import {
   type ConsoleStage,
@@ -119,6 +121,51 @@ describe.skipIf(skipBrowserTests)('the console users pages, in Chromium', () => 
     expect(await page.locator('#wallet-amount').inputValue()).toBe('20');
     expect((await getBalance(t.database.db, hatter.id)).balance).toBe(12.5);
     await checkPage('console-user-refused-en');
+  });
+
+  it("does every other action of a user's page from its buttons, each shown done and true in the database", async () => {
+    const { user: dormouse } = await makeTotpUser(t, {
+      username: 'dormouse',
+      email: 'dormouse@teaparty.example',
+      emailVerified: false,
+    });
+    const row = () =>
+      t.database.db
+        .selectFrom('users')
+        .select(['email_verified', 'disabled_at', 'deleted_at'])
+        .where('id', '=', dormouse.id)
+        .executeTakeFirstOrThrow();
+    const userPage = `${base}/admin/users/${dormouse.id}`;
+    const press = async (action: string) => {
+      await page.goto(userPage);
+      await act(`form[action="/admin/users/${dormouse.id}/${action}"] button[type="submit"]`);
+      expect(new URL(page.url()).searchParams.get('done'), action).toBeTruthy();
+      expect(await page.locator('p.notice[role="status"]').count(), action).toBe(1);
+    };
+    await press('verify-email');
+    expect((await row()).email_verified).toBe(true);
+    await press('premium');
+    expect(await page.locator('section[aria-labelledby="user-premium"]').textContent()).not.toContain(
+      'Never premium',
+    );
+    await press('reset-second-factors');
+    expect(await secondFactorsOf(t.database.db, dormouse.id)).toEqual({ totp: false, passkey: false });
+    await press('send-reset');
+    const sent = await t.database.db
+      .selectFrom('mail_outbox')
+      .select('id')
+      .where('recipient', '=', 'dormouse@teaparty.example')
+      .execute();
+    expect(sent.length).toBeGreaterThan(0);
+    await press('sign-out');
+    await press('disable');
+    expect((await row()).disabled_at).not.toBeNull();
+    await press('enable');
+    expect((await row()).disabled_at).toBeNull();
+    await page.goto(userPage);
+    await page.locator('#delete-confirm').fill('dormouse');
+    await act(`form[action="/admin/users/${dormouse.id}/delete"] button[type="submit"]`);
+    expect((await row()).deleted_at).not.toBeNull();
   });
 
   it('speaks Russian, at 390 px, light and dark', async () => {
