@@ -144,6 +144,27 @@ describe.skipIf(skipBrowserTests)('the console audit log and platform pages, in 
     expect(await page.content()).not.toContain('ev_secret');
   });
 
+  it('opens an incident, which the public status shows, and resolves it', async () => {
+    await page.goto(`${base}/admin/platform`);
+    await page.locator('#incident-title').fill('Sign-in delays');
+    await page.locator('#incident-message').fill('Codes arrive late.');
+    await page.locator('#incident-severity').selectOption('major');
+    await submit('form[action="/admin/platform/incidents"] button[type="submit"]');
+    if (new URL(page.url()).pathname === '/admin/reauthenticate')
+      await reauthenticateInBrowser(page, t, operator);
+    const status = async () =>
+      (await t.app.inject({ method: 'GET', url: '/api/v1/platform/status' })).json() as {
+        incidents: Array<{ title: string }>;
+      };
+    expect((await status()).incidents.map((incident) => incident.title)).toContain('Sign-in delays');
+    expect(await page.locator('.platform-incidents strong').allTextContents()).toContain('Sign-in delays');
+    await submit('form[action="/admin/platform/incidents/resolve"] button[type="submit"]');
+    if (new URL(page.url()).pathname === '/admin/reauthenticate')
+      await reauthenticateInBrowser(page, t, operator);
+    expect((await status()).incidents.map((incident) => incident.title)).not.toContain('Sign-in delays');
+    expect(await page.locator('.platform-incidents strong').count()).toBe(0);
+  });
+
   it('shows both pages in Russian, at 390 px and on a desktop, light and dark', async () => {
     for (const path of ['/admin/audit?user=quoted_quinn', '/admin/platform']) {
       await page.goto(`${base}${path}${path.includes('?') ? '&' : '?'}lang=ru`);

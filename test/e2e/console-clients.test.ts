@@ -126,7 +126,7 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     app = renewed;
   });
 
-  it('disables the application, which stops its secret', async () => {
+  it('disables the application, which stops its secret, and enables it again', async () => {
     await page.goto(`${base}/admin/clients/${app.clientId}`);
     expect(await page.locator('main').textContent()).toContain('The previous secret still works until');
     await submit(`form[action="/admin/clients/${app.clientId}/disable"] button[type="submit"]`);
@@ -134,6 +134,11 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     expect(await page.locator(`form[action="/admin/clients/${app.clientId}/enable"]`).count()).toBe(1);
     expect(await tokenStatus(app)).toBe(401);
     await checkPage('disabled');
+    // Enabled again, the same secret works again.
+    await submit(`form[action="/admin/clients/${app.clientId}/enable"] button[type="submit"]`);
+    expect(new URL(page.url()).search).toBe('?done=enabled');
+    expect(await page.locator(`form[action="/admin/clients/${app.clientId}/disable"]`).count()).toBe(1);
+    expect(await tokenStatus(app)).toBe(200);
   });
 
   it('reads in Russian on a phone, axe-clean in both schemes', async () => {
