@@ -51,7 +51,12 @@ export function hashSecret(secret: string): string {
 
 /** Constant-time check of a presented secret against a stored hash. */
 export function secretMatchesHash(secret: string, storedHash: string): boolean {
-  const presented = Buffer.from(hashSecret(secret), 'utf8');
+  return hashesMatch(hashSecret(secret), storedHash);
+}
+
+/** Constant-time comparison of two hashes: a presented secret hashed once, checked against several. */
+export function hashesMatch(presentedHash: string, storedHash: string): boolean {
+  const presented = Buffer.from(presentedHash, 'utf8');
   const stored = Buffer.from(storedHash, 'utf8');
   return presented.length === stored.length && timingSafeEqual(presented, stored);
 }

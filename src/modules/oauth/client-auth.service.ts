@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { InvalidClient } from '../../lib/errors.js';
-import { hashSecret, secretMatchesHash } from '../../lib/secrets.js';
+import { hashesMatch, hashSecret } from '../../lib/secrets.js';
 import type { Client } from '../clients/client.js';
 import { type ClientWithSecretHash, findClientWithSecretHash } from '../clients/clients.repository.js';
 
@@ -58,10 +58,12 @@ export async function authenticateClient(
  * from the row at each request, so a cached row never stretches it.
  */
 function secretMatches(secret: string, client: ClientWithSecretHash | undefined, now: Date): boolean {
-  const current = secretMatchesHash(secret, client?.secretHash ?? DUMMY_HASH);
+  // Hashed once: the token endpoint pays one SHA-256 however many hashes it is compared with.
+  const presented = hashSecret(secret);
+  const current = hashesMatch(presented, client?.secretHash ?? DUMMY_HASH);
   const until = client?.previousSecretExpiresAt;
   const overlapRuns = until != null && now.getTime() < until.getTime();
-  const previous = secretMatchesHash(secret, client?.previousSecretHash ?? DUMMY_HASH);
+  const previous = hashesMatch(presented, client?.previousSecretHash ?? DUMMY_HASH);
   return (
     client?.secretHash != null && (current || (overlapRuns && client.previousSecretHash !== null && previous))
   );
