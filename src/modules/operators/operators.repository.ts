@@ -11,19 +11,18 @@ export interface OperatorRecord {
   grantedBy: string;
 }
 
-/** The role of an enabled account, or undefined: a disabled or deleted account has none. */
-export async function findOperatorRole(
+/** The role and username of an enabled account, or undefined: a disabled or deleted account has no role. */
+export async function findOperator(
   db: Kysely<Database>,
   userId: number,
-): Promise<ConsoleRole | undefined> {
-  const row = await db
+): Promise<{ role: ConsoleRole; username: string } | undefined> {
+  return db
     .selectFrom('operators')
     .innerJoin('users', 'users.id', 'operators.user_id')
-    .select('operators.role')
+    .select(['operators.role', 'users.username'])
     .where('operators.user_id', '=', userId)
     .where('users.disabled_at', 'is', null)
     .executeTakeFirst();
-  return row?.role;
 }
 
 /** Every operator, by username. */

@@ -3,10 +3,9 @@ import type { Deps } from '../../context.js';
 import { RequestValues } from '../../http/request-values.js';
 import { ApiError, NotFound } from '../../lib/errors.js';
 import { safeReturnPath } from '../../lib/return-to.js';
-import { findUserById } from '../../modules/accounts/accounts.repository.js';
 import { type ConsoleSessionRecord, recentlyProved } from '../../modules/operators/console-access.service.js';
 import type { OperatorActor } from '../../modules/operators/operator-audit.js';
-import { findOperatorRole } from '../../modules/operators/operators.repository.js';
+import { findOperator } from '../../modules/operators/operators.repository.js';
 import { type ConsoleCapability, type ConsoleRole, roleCan } from '../../modules/operators/roles.js';
 import { PageError } from '../pages.js';
 import { type BrowserSession, loadSession } from '../session.js';
@@ -90,11 +89,11 @@ export function installConsoleGuard(app: FastifyInstance, deps: Deps): void {
     if (config.ADMIN_ALLOWED_IPS && !config.ADMIN_ALLOWED_IPS.allows(request.ip)) throw new NotFound();
     const account = await loadSession(request, deps);
     if (!account) return sendTo(request, reply, '/signin', 'login_required');
-    const role = await findOperatorRole(deps.db, account.userId);
-    if (!role) throw new PageError(403, 'console_forbidden');
-    const user = await findUserById(deps.db, account.userId);
-    if (!user) throw new PageError(403, 'console_forbidden');
-    const operator: Operator = { userId: user.id, username: user.username, role, account };
+    // One query: the role with the account's username (none for a disabled account).
+    const found = await findOperator(deps.db, account.userId);
+    if (!found) throw new PageError(403, 'console_forbidden');
+    const { role, username } = found;
+    const operator: Operator = { userId: account.userId, username, role, account };
     if ('entry' in access) {
       operators.set(request, operator);
       return;
