@@ -36,6 +36,7 @@ import * as m0034 from './0034_user_search.js';
 import * as m0035 from './0035_rollups.js';
 import * as m0036 from './0036_client_secret_overlap.js';
 import * as m0037 from './0037_display_name_prefix.js';
+import * as m0038 from './0038_developer_portal.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -80,4 +81,5 @@ export const migrations: Record<string, Migration> = {
   '0035_rollups': m0035,
   '0036_client_secret_overlap': m0036,
   '0037_display_name_prefix': m0037,
+  '0038_developer_portal': m0038,
 };

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { brandSettings, mailbox } from './config-brand.js';
 import { consoleSettings } from './config-console.js';
+import { developerSettings } from './config-developers.js';
 import { mailSettings, mailSettingsProblem } from './config-mail.js';
 import { accountLimit, rateLimitSettings } from './config-rate-limits.js';
 
@@ -125,6 +126,7 @@ export const settings = {
     ),
   ...mailSettings,
   ...consoleSettings,
+  ...developerSettings,
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',

@@ -57,6 +57,10 @@ const OWNERSHIP: Ownership = {
     metric_rollups: 'src/modules/rollups/rollups.repository.ts',
     operators: 'src/modules/operators/operators.repository.ts',
     console_sessions: 'src/modules/operators/console-sessions.repository.ts',
+    client_owners: 'src/modules/developer-apps/owners.repository.ts',
+    client_secrets: 'src/modules/clients/client-secrets.repository.ts',
+    registration_tokens: 'src/modules/developer-apps/registration-tokens.repository.ts',
+    client_refusals: 'src/modules/client-activity/refusals.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

@@ -3,6 +3,13 @@ import type { SigningAlgorithm } from '../lib/signing-algorithms.js';
 import type { DefaultedTimestamp, Timestamp } from './column-types.js';
 import type { ClientProtocolColumns } from './schema-clients.js';
 import type { ConsoleSessionsTable, OperatorsTable } from './schema-console.js';
+import type {
+  ClientOwnersTable,
+  ClientPortalColumns,
+  ClientRefusalsTable,
+  ClientSecretsTable,
+  RegistrationTokensTable,
+} from './schema-developers.js';
 import type { DpopProofsTable } from './schema-dpop.js';
 import type { MobilePendingSignInsTable, SecondFactorFailuresTable } from './schema-lockout.js';
 import type { BackchannelLogoutsTable } from './schema-logout.js';
@@ -17,6 +24,7 @@ import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schem
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
 import type { IncidentsTable, PlatformStateTable } from './schema-platform.js';
 import type { MetricRollupsTable } from './schema-rollups.js';
+import type { WalletIdempotencyKeysTable, WalletsTable, WalletTransactionsTable } from './schema-wallet.js';
 
 export type { IncidentSeverity, IncidentsTable, PlatformStatusValue } from './schema-platform.js';
 
@@ -46,7 +54,7 @@ export interface UsersTable {
   updated_at: DefaultedTimestamp;
 }
 
-export interface ClientsTable extends ClientParColumns, ClientProtocolColumns {
+export interface ClientsTable extends ClientParColumns, ClientProtocolColumns, ClientPortalColumns {
   id: Generated<number>;
   client_id: string;
   /** SHA-256 (base64url) of the client secret; the secret itself is never stored. */
@@ -180,41 +188,6 @@ export interface PremiumPeriodsTable {
   created_at: Timestamp;
 }
 
-export interface WalletsTable {
-  user_id: number;
-  /** Minor units (1 coin = 100); the database keeps it within 0 … 2^53 − 1. */
-  balance: number;
-  updated_at: Timestamp;
-}
-
-/** The append-only ledger: rows are only ever inserted (a trigger refuses updates and deletes). */
-export interface WalletTransactionsTable {
-  id: Generated<number>;
-  /** `tx_…`, the id clients see. */
-  public_id: string;
-  user_id: number;
-  /** The client that charged; null for an operator's credit or debit (`debit`: migrations/0034). */
-  client_pk: number | null;
-  type: 'credit' | 'charge' | 'debit';
-  /** Minor units, always positive; `type` says which way it moved. */
-  amount: number;
-  balance_after: number;
-  description: string;
-  idempotency_key: string | null;
-  created_at: Timestamp;
-}
-
-export interface WalletIdempotencyKeysTable {
-  client_pk: number;
-  user_id: number;
-  idempotency_key: string;
-  /** SHA-256 of the charge's amount, currency and description. */
-  request_hash: string;
-  transaction_public_id: string;
-  created_at: Timestamp;
-  expires_at: Timestamp;
-}
-
 export interface MobileChallengesTable {
   /** SHA-256 of the challenge; the challenge itself is never stored. */
   challenge_hash: string;
@@ -294,7 +267,11 @@ export interface Database {
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
   dpop_proofs: DpopProofsTable;
   backchannel_logouts: BackchannelLogoutsTable;
+  metric_rollups: MetricRollupsTable;
   operators: OperatorsTable;
   console_sessions: ConsoleSessionsTable;
-  metric_rollups: MetricRollupsTable;
+  client_owners: ClientOwnersTable;
+  client_secrets: ClientSecretsTable;
+  registration_tokens: RegistrationTokensTable;
+  client_refusals: ClientRefusalsTable;
 }

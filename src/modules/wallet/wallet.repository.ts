@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { prepared } from '../../db/prepared.js';
-import type { Database, WalletTransactionsTable } from '../../db/schema.js';
+import type { Database } from '../../db/schema.js';
+import type { WalletTransactionsTable } from '../../db/schema-wallet.js';
 
 type LedgerRow = Selectable<WalletTransactionsTable>;
 
