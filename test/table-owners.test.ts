@@ -69,6 +69,11 @@ const OWNERSHIP: Ownership = {
   },
   reads: [
     {
+      file: 'src/modules/developer-apps/owners.repository.ts',
+      tables: ['users', 'clients', 'mail_outbox'],
+      why: "an application's owners are listed with their usernames and addresses (and the language of their latest message, to write to them in it), and an account's applications with their settings",
+    },
+    {
       file: 'src/modules/operators/operators.repository.ts',
       tables: ['users'],
       why: 'an operator is an enabled account: the role is read with the account it belongs to, and listed by username',

@@ -16,6 +16,10 @@ export const PREFIX = {
   passwordReset: 'pr_',
   /** The password step of a mobile sign-in, waiting for its second factor (docs/mobile.md). */
   mfaToken: 'mfa_',
+  /** RFC 7591 §3 initial access tokens: they register applications. */
+  registrationToken: 'rit_',
+  /** RFC 7592 §3 registration access tokens: they manage one registered application. */
+  registrationAccessToken: 'rat_',
   /** Pushed authorization requests: RFC 9126 §2.2's URN, then the random part. */
   requestUri: 'urn:ietf:params:oauth:request_uri:',
 } as const;
@@ -33,6 +37,8 @@ const ENTROPY_BYTES: Record<SecretKind, number> = {
   passwordReset: 32,
   mfaToken: 32,
   requestUri: 32,
+  registrationToken: 32,
+  registrationAccessToken: 32,
 };
 
 /** A fresh prefixed value: the prefix, then base64url CSPRNG output. */

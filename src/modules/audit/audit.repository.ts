@@ -76,7 +76,15 @@ export type AuditAction =
   | 'console_entered'
   | 'console_entry_failed'
   | 'console_reauthenticated'
-  | 'console_left';
+  | 'console_left'
+  | 'client_deleted'
+  | 'client_approved'
+  | 'client_owner_added'
+  | 'client_owner_removed'
+  | 'client_wallet_requested'
+  | 'client_wallet_granted'
+  | 'registration_token_created'
+  | 'registration_token_revoked';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;
@@ -170,4 +178,23 @@ export async function listAuditEventsAbout(
     )
     .orderBy('id')
     .execute();
+}
+
+/**
+ * How many events `actor` recorded since `since` about applications (`client:` subjects) or with
+ * one of `actions`, and the oldest of them: the developer portal's changes per hour
+ * (DEVELOPER_CHANGES_PER_HOUR).
+ */
+export async function countRecentChanges(
+  db: Kysely<Database>,
+  input: { actor: string; since: Date; actions: readonly AuditAction[] },
+): Promise<{ count: number; oldest: Date | null }> {
+  const row = await db
+    .selectFrom('audit_events')
+    .select((eb) => [eb.fn.countAll<string>().as('count'), eb.fn.min('at').as('oldest')])
+    .where('actor', '=', input.actor)
+    .where('at', '>', input.since)
+    .where((eb) => eb.or([eb('subject', 'like', 'client:%'), eb('action', 'in', [...input.actions])]))
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), oldest: row.oldest === null ? null : new Date(row.oldest) };
 }

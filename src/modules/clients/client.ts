@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { ClientsTable } from '../../db/schema.js';
+import type { ClientRegisteredVia } from '../../db/schema-developers.js';
 import type { SigningAlgorithm } from '../../lib/signing-algorithms.js';
 
 /** A registered client (site) as every layer above the repositories sees one: never its secret's hash. */
@@ -32,6 +33,13 @@ export interface Client {
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
+  /** When an operator approved it; null: not reviewed (CLIENT_REGISTRATION decides whom it signs in). */
+  approvedAt: Date | null;
+  registeredVia: ClientRegisteredVia;
+  /** When its owners asked for the wallet right; null when they did not or it was granted. */
+  walletRequestedAt: Date | null;
+  /** When it was deleted: disabled for good and listed nowhere. */
+  deletedAt: Date | null;
 }
 
 /** For repositories only: a `clients` row as a `Client`. */
@@ -54,5 +62,9 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     disabledAt: row.disabled_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    approvedAt: row.approved_at,
+    registeredVia: row.registered_via,
+    walletRequestedAt: row.wallet_requested_at,
+    deletedAt: row.deleted_at,
   };
 }

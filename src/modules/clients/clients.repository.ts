@@ -39,7 +39,15 @@ export type NewClient = Pick<
     /** Null for a public client. */
     secretHash: string | null;
     at: Date;
+    /** Registered by its owners (unreviewed until an operator approves it); absent: by an operator, approved at once. */
+    registration?: ClientRegistration;
   };
+
+/** How a client registered by its owners came to be; RFC 7592's access token hash for `registration`. */
+export interface ClientRegistration {
+  via: 'portal' | 'registration';
+  accessTokenHash?: string | null;
+}
 
 /** What may change of a client; `updatedAt` always does. */
 export type ClientChanges = Partial<
@@ -57,6 +65,9 @@ export type ClientChanges = Partial<
     | 'requireDpop'
     | 'backchannelLogoutUri'
     | 'logoUri'
+    | 'approvedAt'
+    | 'walletRequestedAt'
+    | 'deletedAt'
   >
 > & {
   secretHash?: string;
@@ -85,6 +96,9 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       logo_uri: client.logoUri ?? null,
       created_at: client.at,
       updated_at: client.at,
+      approved_at: client.registration ? null : client.at,
+      registered_via: client.registration?.via ?? 'operator',
+      registration_access_token_hash: client.registration?.accessTokenHash ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -195,6 +209,9 @@ export async function updateClientColumns(
   if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;
   if (changes.backchannelLogoutUri !== undefined) set.backchannel_logout_uri = changes.backchannelLogoutUri;
   if (changes.logoUri !== undefined) set.logo_uri = changes.logoUri;
+  if (changes.approvedAt !== undefined) set.approved_at = changes.approvedAt;
+  if (changes.walletRequestedAt !== undefined) set.wallet_requested_at = changes.walletRequestedAt;
+  if (changes.deletedAt !== undefined) set.deleted_at = changes.deletedAt;
   const row = await db
     .updateTable('clients')
     .set(set)

@@ -11,6 +11,7 @@ import { type ClientAudit, fieldProblem, parseClientInput } from './client-input
 import { changedSettings, presentClient, registeredSettings } from './client-view.js';
 import {
   type ClientChanges,
+  type ClientRegistration,
   findClientWithSecretHash,
   insertClient,
   listClients as listClientRows,
@@ -37,6 +38,11 @@ export interface ClientChangeOptions {
   audit?: ClientAudit;
 }
 
+/** A registration by the client's owners (the portal, RFC 7591): not approved until an operator does. */
+export interface ClientCreateOptions extends ClientChangeOptions {
+  registration?: ClientRegistration;
+}
+
 /**
  * Registers a client. The secret is returned this once and stored only as its SHA-256 hash;
  * a public client (`isPublic`) gets none.
@@ -46,19 +52,19 @@ export async function createClient(
   db: Kysely<Database>,
   ctx: Context,
   input: CreateClientInput & { isPublic?: false },
-  options?: ClientChangeOptions,
+  options?: ClientCreateOptions,
 ): Promise<ClientView & { client_secret: string }>;
 export async function createClient(
   db: Kysely<Database>,
   ctx: Context,
   input: CreateClientInput,
-  options?: ClientChangeOptions,
+  options?: ClientCreateOptions,
 ): Promise<ClientView & { client_secret?: string }>;
 export async function createClient(
   db: Kysely<Database>,
   ctx: Context,
   input: CreateClientInput,
-  options: ClientChangeOptions = {},
+  options: ClientCreateOptions = {},
 ): Promise<ClientView & { client_secret?: string }> {
   const data = parseClientInput(createClientSchema, input);
   const clientSecret = data.isPublic ? undefined : generateSecret('clientSecret');
@@ -80,6 +86,7 @@ export async function createClient(
       backchannelLogoutUri: data.backchannelLogoutUri ?? null,
       logoUri: data.logoUri ?? null,
       at: now,
+      ...(options.registration ? { registration: options.registration } : {}),
     });
     const created = presentClient(row);
     if (options.audit) {
