@@ -35,6 +35,8 @@ interface Operation {
   description?: string;
   tags?: string[];
   'x-auth'?: string;
+  /** Who may call it, when `x-auth` alone says it wrong (the registration routes take their own tokens). */
+  'x-caller'?: string;
   parameters?: Array<{ name: string; in: string; required?: boolean; description?: string; schema?: Schema }>;
   requestBody?: { content?: Record<string, MediaType> };
   responses?: Record<string, { description?: string; content?: Record<string, MediaType> }>;
@@ -197,11 +199,13 @@ function responsesOf(operation: Operation): string[] {
 
 function operationSection(method: string, path: string, operation: Operation): string[] {
   const caller = operation['x-auth'];
+  const callerText = operation['x-caller'] ?? (caller ? (CALLERS[caller] ?? caller) : undefined);
   return [
     `### \`${method.toUpperCase()} ${path}\``,
     '',
     ...(operation.summary ? [operation.summary, ''] : []),
-    ...(caller ? [`Caller: ${CALLERS[caller] ?? caller}.`, ''] : []),
+    ...(operation.description ? [operation.description, ''] : []),
+    ...(callerText ? [`Caller: ${callerText}.`, ''] : []),
     ...parametersOf(operation, 'path'),
     ...parametersOf(operation, 'query'),
     ...parametersOf(operation, 'header'),

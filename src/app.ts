@@ -35,6 +35,7 @@ import { RedisDpopReplayStore } from './modules/dpop/dpop-replay-store.js';
 import { mobileRoutes } from './modules/mobile/mobile.routes.js';
 import type { ClientCache } from './modules/oauth/client-cache.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
+import { registrationRoutes } from './modules/oauth/registration/registration.routes.js';
 import { oidcRoutes } from './modules/oidc/oidc.routes.js';
 import type { AccessTokenCache } from './modules/oidc/token-cache.js';
 import { platformRoutes } from './modules/platform/platform.routes.js';
@@ -175,6 +176,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(authorizeRoutes, deps);
   await app.register(logoutRoutes, deps);
   await app.register(oauthRoutes, deps);
+  await app.register(registrationRoutes, deps);
   await app.register(oidcRoutes, deps);
   await app.register(profileRoutes, deps);
   await app.register(searchRoutes, deps);

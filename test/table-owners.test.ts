@@ -124,6 +124,11 @@ const OWNERSHIP: Ownership = {
       why: 'rotation checks grant, user and phone in the statement that uses the refresh token up',
     },
     {
+      file: `${OAUTH}/registration/registration.repository.ts`,
+      tables: ['clients'],
+      why: "RFC 7592 management reads the hash of a registered client's registration access token, which nothing else reads",
+    },
+    {
       file: 'src/modules/backchannel/logout-outbox.repository.ts',
       tables: ['grants', 'clients'],
       why: "the logouts of ended sessions are queued from their grants in one statement, and a claim reads each client's current URI",

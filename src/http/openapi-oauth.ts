@@ -5,6 +5,8 @@
  * IntrospectionResponse…). test/http/openapi-oauth.test.ts checks real answers against them.
  */
 
+import { REGISTRATION_DOCUMENTATION } from './openapi-registration.js';
+
 type JsonSchema = Record<string, unknown>;
 
 const string = (description: string, extra: JsonSchema = {}): JsonSchema => ({
@@ -204,7 +206,7 @@ type Operations = Record<string, Record<string, Record<string, unknown>>>;
 /** The document with the OAuth endpoints' parameters, bodies and answers added. */
 export function withOAuthDocumentation<T extends { paths?: unknown }>(document: T): T {
   const paths = (document.paths ?? {}) as Operations;
-  for (const [key, added] of Object.entries(OAUTH_DOCUMENTATION)) {
+  for (const [key, added] of Object.entries({ ...OAUTH_DOCUMENTATION, ...REGISTRATION_DOCUMENTATION })) {
     const [method = '', path = ''] = key.split(' ');
     const operation = paths[path]?.[method.toLowerCase()];
     if (!operation) continue;

@@ -95,6 +95,18 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
             scheme: 'basic',
             description: '`client_id` and `client_secret` (or both in the form body).',
           },
+          initialAccessToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An initial access token (`rit_…`, RFC 7591 section 3) from the developer portal or `idp registration-tokens create`.',
+          },
+          registrationAccessToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'The registration access token (`rat_…`) returned when the client was registered (RFC 7592).',
+          },
         },
       },
     },

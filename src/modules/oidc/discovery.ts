@@ -28,9 +28,13 @@ const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
  * The OpenID Provider Metadata (OIDC Discovery 1.0 §3, RFC 8414 §2) served at
  * `/.well-known/openid-configuration`. `issuer` is PUBLIC_URL exactly: a client
  * such as openid-client compares it with the URL it discovered from, character for character
- * (OIDC Discovery §4.3), and every endpoint is absolute under it.
+ * (OIDC Discovery §4.3), and every endpoint is absolute under it. `registration`: whether RFC 7591
+ * registration is open (CLIENT_REGISTRATION other than `closed`).
  */
-export function discoveryDocument(publicUrl: string): DiscoveryDocument {
+export function discoveryDocument(
+  publicUrl: string,
+  options: { registration?: boolean } = {},
+): DiscoveryDocument {
   const at = (path: string) => `${publicUrl}${path}`;
   return {
     issuer: publicUrl,
@@ -75,5 +79,7 @@ export function discoveryDocument(publicUrl: string): DiscoveryDocument {
     require_pushed_authorization_requests: false,
     // RFC 9449 §5.1: the algorithms of DPoP proofs accepted.
     dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
+    // RFC 8414 §2, RFC 7591 §3: left out while registration is closed, as a server without it would.
+    ...(options.registration ? { registration_endpoint: at('/api/v1/oauth/register') } : {}),
   };
 }

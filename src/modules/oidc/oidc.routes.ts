@@ -14,7 +14,9 @@ const PUBLIC_CACHE = 'public, max-age=300';
 /** Discovery and JWKS. */
 export const oidcRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const document = discoveryDocument(deps.ctx.config.PUBLIC_URL);
+  const document = discoveryDocument(deps.ctx.config.PUBLIC_URL, {
+    registration: deps.ctx.config.CLIENT_REGISTRATION !== 'closed',
+  });
 
   routes.get(
     '/.well-known/openid-configuration',

@@ -70,6 +70,8 @@ export const discoverySchema = z.object({
   pushed_authorization_request_endpoint: z.string(),
   require_pushed_authorization_requests: z.boolean(),
   dpop_signing_alg_values_supported: strings,
+  /** RFC 7591 §3; absent while CLIENT_REGISTRATION is `closed`. */
+  registration_endpoint: z.string().optional(),
 });
 
 export type DiscoveryDocument = z.infer<typeof discoverySchema>;
