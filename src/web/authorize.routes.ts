@@ -23,6 +23,7 @@ import {
 import { type AuthorizationRequest, AuthorizeRedirectError } from '../modules/oauth/authorize/request.js';
 import type { Scope } from '../modules/oauth/scopes.js';
 import { rollups } from '../modules/rollups/rollup-recorder.js';
+import { refuseUnreviewedApp } from './app-review.js';
 import { issueCsrfToken } from './csrf.js';
 import { redirectUriMismatch } from './error-pages.js';
 import { PageError, renderPage } from './pages.js';
@@ -102,6 +103,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const id = pending?.id ?? (await savePendingRequest(db, ctx, authz, session.idHash));
       return reply.redirect(secondFactorUrl(id));
     }
+    await refuseUnreviewedApp(deps, authz.client, session.userId);
 
     if (!authz.prompt.has('consent') && (await consentCovers(db, session.userId, authz))) {
       if (pending && !(await usePendingRequest(db, ctx, pending.id, authz.client))) {
@@ -135,6 +137,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         scopes: authz.scopes,
         emailRequested: authz.scopes.includes('email'),
         walletRequested: authz.scopes.includes('wallet'),
+        notReviewed: authz.client.approvedAt === null,
       },
       // Switching the language shows this request's page again, rather than starting a new one.
       // The app's logo host is admitted to this page's img-src, and its redirect_uri (where the
@@ -226,6 +229,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         return reply.redirect(`/signin?request=${encodeURIComponent(id)}`, 303);
       }
       if (needsSecondFactor(restored.request, session)) return reply.redirect(secondFactorUrl(id), 303);
+      await refuseUnreviewedApp(deps, client, session.userId);
       const authz = await usePendingRequest(db, ctx, id, client);
       if (!authz) throw new PageError(400, 'request_expired');
       await auditRequest(deps.db, deps.ctx, request, {

@@ -1,5 +1,6 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
 import { ALL_SCOPES, SCOPES, type Scope } from '../../modules/oauth/scopes.js';
+import { appAwaitsReviewEn, notReviewedEn } from './app-review-texts.js';
 import { emailPageEn } from './email-page.js';
 import { enAccountData } from './en-account-data.js';
 import { enAccountSafety } from './en-account-safety.js';
@@ -78,6 +79,7 @@ export const en: LocaleDefinition = {
         link: 'your account page',
         after: '.',
       },
+      notReviewed: notReviewedEn,
     },
     // The scopes' own descriptions (src/modules/oauth/scopes.ts) are the English texts.
     scopes: Object.fromEntries(ALL_SCOPES.map((scope) => [scope, SCOPES[scope].description])) as Record<
@@ -130,6 +132,7 @@ export const en: LocaleDefinition = {
       },
     },
     errors: {
+      app_awaits_review: appAwaitsReviewEn,
       console_forbidden: {
         title: 'Not for your role',
         message:

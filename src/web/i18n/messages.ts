@@ -54,6 +54,8 @@ export type ErrorPageKind =
   | 'console_forbidden'
   /** The console needs a second factor the operator's account does not have yet. */
   | 'console_needs_second_factor'
+  /** CLIENT_REGISTRATION=approval: an application no operator approved yet signs in only its owners. */
+  | 'app_awaits_review'
   | 'bad_request'
   | 'forbidden'
   | 'not_found'
@@ -132,6 +134,8 @@ export interface Messages {
     allow: string;
     deny: string;
     revokeLater: LinkedText;
+    /** CLIENT_REGISTRATION=open: the application was not reviewed by the operators yet. */
+    notReviewed: string;
   };
   /** What each scope shares, for the consent and account pages. */
   scopes: Record<Scope, string>;

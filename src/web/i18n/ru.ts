@@ -1,4 +1,5 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/password.js';
+import { appAwaitsReviewRu, notReviewedRu } from './app-review-texts.js';
 import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
@@ -82,6 +83,7 @@ export const ru: LocaleDefinition = {
         link: 'странице аккаунта',
         after: '.',
       },
+      notReviewed: notReviewedRu,
     },
     scopes: {
       openid: 'Подтверждение вашей личности (вход на сайт)',
@@ -144,6 +146,7 @@ export const ru: LocaleDefinition = {
       },
     },
     errors: {
+      app_awaits_review: appAwaitsReviewRu,
       console_forbidden: {
         title: 'Недоступно для вашей роли',
         message:
