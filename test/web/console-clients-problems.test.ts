@@ -7,7 +7,7 @@ import {
 } from '../../src/lib/redirect-uri.js';
 import { secretOverlapProblem } from '../../src/modules/clients/client-secret.service.js';
 import { createClientSchema, updateClientSchema } from '../../src/modules/clients/clients.schemas.js';
-import { shownProblem } from '../../src/web/console/clients-problems.js';
+import { shownProblem } from '../../src/web/client-problems.js';
 
 /*
  * The clients service words its problems in English for the CLI; the console's Russian pages show

@@ -1,4 +1,4 @@
-import type { Locale } from '../i18n/index.js';
+import type { Locale } from './i18n/index.js';
 
 /** A problem of a field as the page shows it, in the language it is written in. */
 export interface ShownProblem {
@@ -44,10 +44,38 @@ const MESSAGES_RU: Array<[RegExp, string]> = [
   [/^logo URI must be at most 2048 characters$/, 'Адрес логотипа — не длиннее 2048 символов.'],
   [/^id_token_signed_response_alg must be/, 'Выберите алгоритм из списка.'],
   [/^the overlap must be/, 'Срок — целое число секунд от 0 до 604 800 (7 дней).'],
+  [/^the wallet right is granted by the operators/, 'Право на кошелёк даёт оператор сервиса: запросите его.'],
+  [
+    /^only the operators of the service register/,
+    'Официальное мобильное приложение регистрирует только оператор.',
+  ],
+  [/^the application already has the wallet right$/, 'У приложения уже есть право на кошелёк.'],
+  [/^no account has this username$/, 'Нет аккаунта с таким именем пользователя.'],
+  [/ already owns this application$/, 'Этот пользователь уже владелец приложения.'],
+  [/^an application may have at most \d+ owners$/, 'У приложения может быть не больше 10 владельцев.'],
+  [/^this account does not own the application$/, 'Этот аккаунт не владеет приложением.'],
+  [/^uses must be a whole number/, 'Число регистраций — целое, от 1 до 1000.'],
+  [/^the token must expire in/, 'Срок токена — от 1 минуты до 90 дней.'],
+  [
+    /^a client may have at most \d+ valid secrets/,
+    'Действующих секретов может быть не больше 5: сначала отзовите один.',
+  ],
+  [
+    /^this is the only secret of the client/,
+    'Это единственный секрет приложения: сначала добавьте другой, затем отзовите этот.',
+  ],
+  [/^the expiry must be a time in the future$/, 'Срок действия должен быть в будущем.'],
+  [/^the expiry must be a valid time$/, 'Укажите срок действия.'],
+  [/^the secret already stops working/, 'Секрет и так перестанет действовать раньше.'],
+  [
+    /^An account may own at most \d+ applications/,
+    'Достигнут предел числа ваших приложений: удалите одно, прежде чем создавать новое.',
+  ],
 ];
 
 /**
- * A message of the clients service (written in English for the CLI) in the page's language: the
+ * A message of the clients service or of the developer portal's services (written in English for
+ * the CLI and the API) in the page's language: the
  * known ones translated, an address quoted as it was typed; any other stays in English, marked so.
  */
 export function shownProblem(message: string, locale: Locale): ShownProblem {
