@@ -69,6 +69,11 @@ const OWNERSHIP: Ownership = {
   },
   reads: [
     {
+      file: 'src/modules/clients/clients.repository.ts',
+      tables: ['client_secrets'],
+      why: 'client authentication reads a client with the hashes of its valid secrets in one statement (a cache miss at the token endpoint is one round trip)',
+    },
+    {
       file: 'src/modules/developer-apps/owners.repository.ts',
       tables: ['users', 'clients', 'mail_outbox'],
       why: "an application's owners are listed with their usernames and addresses (and the language of their latest message, to write to them in it), and an account's applications with their settings",

@@ -1,5 +1,4 @@
 import { hashPassword } from '../lib/password.js';
-import { generateSecret, hashSecret } from '../lib/secrets.js';
 import {
   clearSignInAttempts,
   findUserByUsername,
@@ -9,7 +8,7 @@ import { createUser } from '../modules/accounts/accounts.service.js';
 import { recordAudit } from '../modules/audit/audit.repository.js';
 import { listClients, lockDemoSetup, updateClientColumns } from '../modules/clients/clients.repository.js';
 import { MAX_REDIRECT_URIS } from '../modules/clients/clients.schemas.js';
-import { createClient } from '../modules/clients/clients.service.js';
+import { createClient, rotateClientSecret } from '../modules/clients/clients.service.js';
 import { credit } from '../modules/wallet/wallet.service.js';
 import type { CommandContext } from './command.js';
 import { DEMO, DEMO_CALLBACK, type DemoResult, demoSite } from './demo-account.js';
@@ -20,7 +19,6 @@ import { DEMO, DEMO_CALLBACK, type DemoResult, demoSite } from './demo-account.j
  */
 export async function runDemo(ctx: CommandContext, sitePort: number = DEMO.sitePort): Promise<DemoResult> {
   const site = demoSite(sitePort);
-  const clientSecret = generateSecret('clientSecret');
   const passwordHash = await hashPassword(DEMO.password);
   return ctx.db.transaction().execute(async (trx) => {
     // Two `idp demo` runs at once take turns, so neither makes a second client.
@@ -46,17 +44,18 @@ export async function runDemo(ctx: CommandContext, sitePort: number = DEMO.siteP
       const kept = existing.redirectUris.filter((uri) => !DEMO_CALLBACK.test(uri));
       const uris = [...site.redirectUris, ...kept].slice(0, MAX_REDIRECT_URIS);
       const row = await updateClientColumns(trx, existing.id, {
-        secretHash: hashSecret(clientSecret),
         wallet: true,
         disabledAt: null,
         siteUrl: site.siteUrl,
         redirectUris: uris,
         updatedAt: now,
       });
+      // The secrets it had stop working at once: the example site is given the new one.
+      const rotated = await rotateClientSecret(trx, ctx, row.clientId);
       await audit('client_secret_rotated', `client:${row.clientId}`);
       client = {
         client_id: row.clientId,
-        client_secret: clientSecret,
+        client_secret: rotated.client_secret,
         name: row.name,
         site_url: row.siteUrl,
         redirect_uris: row.redirectUris,

@@ -57,11 +57,6 @@ export interface UsersTable {
 export interface ClientsTable extends ClientParColumns, ClientProtocolColumns, ClientPortalColumns {
   id: Generated<number>;
   client_id: string;
-  /** SHA-256 (base64url) of the client secret; the secret itself is never stored. */
-  secret_hash: string | null;
-  /** migrations/0036: the hash of the secret before the last rotation, accepted until the time beside it. */
-  previous_secret_hash: ColumnType<string | null, string | null | undefined, string | null>;
-  previous_secret_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   name: string;
   site_url: string;
   redirect_uris: string[];

@@ -29,10 +29,16 @@ describe('public clients and DPoP in the CLI', () => {
     expect(created).toMatchObject({ token_endpoint_auth_method: 'none', dpop_bound_access_tokens: true });
     const row = await cli.database.db
       .selectFrom('clients')
-      .select(['secret_hash', 'is_public'])
+      .select(['id', 'is_public'])
       .where('client_id', '=', created.client_id as string)
       .executeTakeFirstOrThrow();
-    expect(row).toEqual({ secret_hash: null, is_public: true });
+    expect(row.is_public).toBe(true);
+    const secrets = await cli.database.db
+      .selectFrom('client_secrets')
+      .select('id')
+      .where('client_pk', '=', row.id)
+      .execute();
+    expect(secrets).toEqual([]);
     const text = await cli.idp([...CREATE, '--redirect-uri', 'https://app.example/cb', '--public']);
     expect(text.code).toBe(0);
     expect(text.stdout).not.toMatch(/^client_secret:/m);

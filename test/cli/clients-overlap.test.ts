@@ -40,11 +40,17 @@ function idp(args: readonly string[]): Promise<ProcessResult> {
   return cli.idp(args);
 }
 
+/** The hash of the newest valid secret, and the one before it with its expiry (the overlap's). */
 async function row() {
   if (!cli) throw new Error('no CLI');
-  const found = await findClientWithSecretHash(cli.database.db, clientId);
-  if (!found?.secretHash) throw new Error('no client');
-  return { ...found, secretHash: found.secretHash };
+  const found = await findClientWithSecretHash(cli.database.db, clientId, new Date());
+  const [newest, previous] = found?.secrets ?? [];
+  if (!found || !newest) throw new Error('no client');
+  return {
+    secretHash: newest.hash,
+    previousSecretHash: previous?.hash ?? null,
+    previousSecretExpiresAt: previous?.expiresAt ?? null,
+  };
 }
 
 describe('idp clients rotate-secret --overlap', () => {

@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/schema.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { hashPassword, verifyPassword } from '../../src/lib/password.js';
+import { hashSecret } from '../../src/lib/secrets.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { failed, type ProcessResult, succeeded } from '../helpers/cli.js';
 import { type InProcessCli, inProcessCli } from '../helpers/cli-in-process.js';
@@ -70,12 +71,13 @@ async function demoState() {
     .where('user_id', '=', user.id)
     .executeTakeFirst();
   const clients = await db.selectFrom('clients').selectAll().execute();
+  const secrets = await db.selectFrom('client_secrets').selectAll().orderBy('id').execute();
   const audit = await db
     .selectFrom('audit_events')
     .select(['actor', 'action', 'subject', 'details'])
     .orderBy('id')
     .execute();
-  return { user, balance: balance ? Number(balance.balance) : null, clients, audit };
+  return { user, balance: balance ? Number(balance.balance) : null, clients, secrets, audit };
 }
 
 /** What the token endpoint says to these client credentials with a made-up code. */
@@ -146,7 +148,8 @@ describe(`idp demo on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     expect(await verifyPassword(state.user.password_hash, 'demo-password')).toBe(true);
     expect(state.balance).toBe(100 * 100); // hundredths
     expect(state.clients).toHaveLength(1);
-    expect(state.clients[0]?.secret_hash).not.toContain(first.client.client_secret);
+    expect(state.secrets).toHaveLength(1);
+    expect(state.secrets[0]?.secret_hash).toBe(hashSecret(first.client.client_secret));
     // The operator's events, as `idp clients create` and `idp wallet credit` record them.
     expect(state.audit).toEqual([
       {
@@ -187,6 +190,10 @@ describe(`idp demo on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     const state = await demoState();
     expect(state.clients).toHaveLength(1);
     expect(state.clients[0]).toMatchObject({ disabled_at: null, wallet: true });
+    // The new secret alone has no expiry: the one before stopped working at the rerun.
+    expect(state.secrets.filter((s) => s.expires_at === null).map((s) => s.secret_hash)).toEqual([
+      hashSecret(again.client.client_secret),
+    ]);
     expect(state.user.disabled_at).toBeNull();
     expect(await verifyPassword(state.user.password_hash, 'demo-password')).toBe(true);
     expect(state.balance).toBe(100 * 100);

@@ -338,9 +338,11 @@ describe('idp clients update / rotate-secret', () => {
     const hashOf = () =>
       withDatabase(async (db) => {
         const row = await db
-          .selectFrom('clients')
-          .select('secret_hash')
-          .where('client_id', '=', clientId)
+          .selectFrom('client_secrets')
+          .innerJoin('clients', 'clients.id', 'client_secrets.client_pk')
+          .select('client_secrets.secret_hash')
+          .where('clients.client_id', '=', clientId)
+          .where('client_secrets.expires_at', 'is', null)
           .executeTakeFirstOrThrow();
         return row.secret_hash;
       });

@@ -320,11 +320,12 @@ describe('/account/export', () => {
       (await userRow(maria.id)).username_skeleton as string,
       (
         await t.database.db
-          .selectFrom('clients')
-          .select('secret_hash')
-          .where('client_id', '=', shop.clientId)
+          .selectFrom('client_secrets')
+          .innerJoin('clients', 'clients.id', 'client_secrets.client_pk')
+          .select('client_secrets.secret_hash')
+          .where('clients.client_id', '=', shop.clientId)
           .executeTakeFirstOrThrow()
-      ).secret_hash as string,
+      ).secret_hash,
       ...[...browser.cookies.values()],
     ];
     const hashes = secrets.map(hashSecret);

@@ -70,7 +70,6 @@ async function insertClient(name: string, siteUrl = 'https://site.example') {
     .insertInto('clients')
     .values({
       client_id: `pk_test_client_${clientCount}`,
-      secret_hash: `hash_${clientCount}`,
       name,
       site_url: siteUrl,
       redirect_uris: [`${siteUrl}/callback`],

@@ -26,6 +26,8 @@ export type AuditAction =
   | 'client_created'
   | 'client_updated'
   | 'client_secret_rotated'
+  | 'client_secret_added'
+  | 'client_secret_expired'
   | 'client_disabled'
   | 'client_enabled'
   | 'key_rotated'

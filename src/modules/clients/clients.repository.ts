@@ -1,26 +1,19 @@
-import { type Kysely, type Selectable, sql, type Transaction, type Updateable } from 'kysely';
+import { type Kysely, sql, type Transaction, type Updateable } from 'kysely';
 import type { ClientsTable, Database } from '../../db/schema.js';
 import { type Client, toClient } from './client.js';
 
-/**
- * A client with its secret's hash (null for a public client), and the hash of the secret it had
- * before its last rotation with the moment that one stops being accepted (both null without an
- * overlap): only for client authentication and its cache.
- */
-export type ClientWithSecretHash = Client & {
-  secretHash: string | null;
-  previousSecretHash: string | null;
-  previousSecretExpiresAt: Date | null;
-};
-
-function withSecretHash(row: Selectable<ClientsTable>): ClientWithSecretHash {
-  return {
-    ...toClient(row),
-    secretHash: row.secret_hash,
-    previousSecretHash: row.previous_secret_hash,
-    previousSecretExpiresAt: row.previous_secret_expires_at,
-  };
+/** One secret a client authenticates with: its SHA-256 hash and when it stops being accepted (null: never). */
+export interface StoredSecret {
+  hash: string;
+  expiresAt: Date | null;
 }
+
+/**
+ * A client with the hashes of its secrets that were valid when it was read (none for a public
+ * client): only for client authentication and its cache, which check each expiry again at every
+ * request.
+ */
+export type ClientWithSecretHash = Client & { deletedAt: Date | null; secrets: StoredSecret[] };
 
 /** What a client is registered with; only the secret's hash is stored. */
 export type NewClient = Pick<
@@ -36,8 +29,6 @@ export type NewClient = Pick<
   | 'backchannelLogoutUri'
 > &
   Partial<Pick<Client, 'isPublic' | 'requireDpop' | 'requirePar' | 'logoUri'>> & {
-    /** Null for a public client. */
-    secretHash: string | null;
     at: Date;
     /** Registered by its owners (unreviewed until an operator approves it); absent: by an operator, approved at once. */
     registration?: ClientRegistration;
@@ -70,9 +61,6 @@ export type ClientChanges = Partial<
     | 'deletedAt'
   >
 > & {
-  secretHash?: string;
-  /** The secret replaced by `secretHash` and until when it still counts, or null to keep none. */
-  previousSecret?: { hash: string; expiresAt: Date } | null;
   updatedAt: Date;
 };
 
@@ -81,7 +69,6 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
     .insertInto('clients')
     .values({
       client_id: client.clientId,
-      secret_hash: client.secretHash,
       name: client.name,
       site_url: client.siteUrl,
       redirect_uris: client.redirectUris,
@@ -127,13 +114,44 @@ export async function findClientByClientId(
   return row && toClient(row);
 }
 
-/** The client with its secret's hash, to authenticate it. */
+/**
+ * The client with the hashes of its secrets valid at `now`, to authenticate it: one statement,
+ * so that a cache miss at the token endpoint costs one round trip.
+ */
 export async function findClientWithSecretHash(
   db: Kysely<Database>,
   clientId: string,
+  now: Date,
 ): Promise<ClientWithSecretHash | undefined> {
-  const row = await findClientRow(db, clientId);
-  return row && withSecretHash(row);
+  const row = await db
+    .selectFrom('clients')
+    .selectAll()
+    .select(
+      sql<StoredSecretJson[]>`(select coalesce(json_agg(json_build_object(
+          'hash', s.secret_hash,
+          'expires_ms', floor(extract(epoch from s.expires_at) * 1000)
+        ) order by s.id desc), '[]'::json)
+        from client_secrets s
+        where s.client_pk = clients.id and (s.expires_at is null or s.expires_at > ${now}))`.as('secrets'),
+    )
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { secrets, ...client } = row;
+  return {
+    ...toClient(client),
+    deletedAt: client.deleted_at,
+    secrets: secrets.map((secret) => ({
+      hash: secret.hash,
+      expiresAt: secret.expires_ms === null ? null : new Date(Number(secret.expires_ms)),
+    })),
+  };
+}
+
+/** A secret as the subselect above returns it (json: the expiry in milliseconds since the epoch). */
+interface StoredSecretJson {
+  hash: string;
+  expires_ms: number | string | null;
 }
 
 function findClientRow(db: Kysely<Database>, clientId: string) {
@@ -166,13 +184,16 @@ export async function lockClientByClientId(
   return row && toClient(row);
 }
 
-/** The client with its secret's hash, locked until the transaction ends (a rotation keeps the old hash). */
-export async function lockClientWithSecretHash(
+/**
+ * The client with when it was deleted, locked until the transaction ends: a change of its secrets
+ * counts and replaces them while no other change of them runs.
+ */
+export async function lockClientForSecrets(
   trx: Transaction<Database>,
   clientId: string,
-): Promise<ClientWithSecretHash | undefined> {
+): Promise<(Client & { deletedAt: Date | null }) | undefined> {
   const row = await lockClientRow(trx, clientId);
-  return row && withSecretHash(row);
+  return row && { ...toClient(row), deletedAt: row.deleted_at };
 }
 
 function lockClientRow(trx: Transaction<Database>, clientId: string) {
@@ -201,11 +222,6 @@ export async function updateClientColumns(
   if (changes.requirePar !== undefined) set.require_pushed_authorization_requests = changes.requirePar;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
   if (changes.requireDpop !== undefined) set.require_dpop = changes.requireDpop;
-  if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
-  if (changes.previousSecret !== undefined) {
-    set.previous_secret_hash = changes.previousSecret?.hash ?? null;
-    set.previous_secret_expires_at = changes.previousSecret?.expiresAt ?? null;
-  }
   if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;
   if (changes.backchannelLogoutUri !== undefined) set.backchannel_logout_uri = changes.backchannelLogoutUri;
   if (changes.logoUri !== undefined) set.logo_uri = changes.logoUri;

@@ -4,10 +4,11 @@ import type { Database } from '../../db/schema.js';
 import { inTransaction } from '../../db/transaction.js';
 import { NotFound } from '../../lib/errors.js';
 import { postLogoutRedirectUriProblem, redirectUriProblem } from '../../lib/redirect-uri.js';
-import { generateSecret, hashSecret } from '../../lib/secrets.js';
+import { generateSecret } from '../../lib/secrets.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { endAccess } from '../oauth/access.service.js';
 import { type ClientAudit, fieldProblem, parseClientInput } from './client-input.js';
+import { latestExpiry, storeNewSecret } from './client-secret.service.js';
 import { changedSettings, presentClient, registeredSettings } from './client-view.js';
 import {
   type ClientChanges,
@@ -44,8 +45,8 @@ export interface ClientCreateOptions extends ClientChangeOptions {
 }
 
 /**
- * Registers a client. The secret is returned this once and stored only as its SHA-256 hash;
- * a public client (`isPublic`) gets none.
+ * Registers a client. The secret is returned this once and stored only as its SHA-256 hash (its
+ * first row of `client_secrets`, without expiry); a public client (`isPublic`) gets none.
  * @throws ClientInputError (an InvalidRequest) naming each refused field.
  */
 export async function createClient(
@@ -67,12 +68,10 @@ export async function createClient(
   options: ClientCreateOptions = {},
 ): Promise<ClientView & { client_secret?: string }> {
   const data = parseClientInput(createClientSchema, input);
-  const clientSecret = data.isPublic ? undefined : generateSecret('clientSecret');
   const now = ctx.clock.now();
-  const view = await inTransaction(db, async (trx) => {
+  const { view, clientSecret } = await inTransaction(db, async (trx) => {
     const row = await insertClient(trx, {
       clientId: generateSecret('clientId'),
-      secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
       isPublic: data.isPublic,
       requireDpop: data.requireDpop,
       name: data.name,
@@ -88,6 +87,7 @@ export async function createClient(
       at: now,
       ...(options.registration ? { registration: options.registration } : {}),
     });
+    const secret = data.isPublic ? undefined : await storeNewSecret(trx, row.id, now, null);
     const created = presentClient(row);
     if (options.audit) {
       await recordAudit(
@@ -99,7 +99,7 @@ export async function createClient(
         }),
       );
     }
-    return created;
+    return { view: created, clientSecret: secret?.clientSecret };
   });
   const { client_id, ...rest } = view;
   return clientSecret === undefined ? view : { client_id, client_secret: clientSecret, ...rest };
@@ -115,8 +115,9 @@ export async function searchClients(db: Kysely<Database>, query: string, limit =
 }
 
 /**
- * One client as the console shows it, with until when its replaced secret is still accepted
- * (null when no overlap runs now); undefined for an unknown client_id.
+ * One client as the console shows it, with until when its replaced secrets are still accepted:
+ * the latest expiry among its valid secrets other than the newest (null when none runs out);
+ * undefined for an unknown client_id.
  */
 export async function findClientDetails(
   db: Kysely<Database>,
@@ -124,11 +125,11 @@ export async function findClientDetails(
   clientId: string,
 ): Promise<(ClientView & { previous_secret_expires_at: string | null }) | undefined> {
   if (clientId.length > 200) return undefined;
-  const client = await findClientWithSecretHash(db, clientId);
+  const client = await findClientWithSecretHash(db, clientId, ctx.clock.now());
   if (!client) return undefined;
-  const until = client.previousSecretExpiresAt;
-  const running = until !== null && until.getTime() > ctx.clock.now().getTime();
-  return { ...presentClient(client), previous_secret_expires_at: running ? until.toISOString() : null };
+  // Newest first: the rest are the ones a rotation replaced, or that its owners added before.
+  const until = latestExpiry(client.secrets.slice(1));
+  return { ...presentClient(client), previous_secret_expires_at: until?.toISOString() ?? null };
 }
 
 /** A list after removals, then additions; `problem` checks each added entry; `field` names the list. */

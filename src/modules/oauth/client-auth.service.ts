@@ -2,12 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
 import { InvalidClient } from '../../lib/errors.js';
-import { hashesMatch, hashSecret } from '../../lib/secrets.js';
 import type { Client } from '../clients/client.js';
 import { type ClientWithSecretHash, findClientWithSecretHash } from '../clients/clients.repository.js';
-
-/** Compared against when the client is unknown, so that answer takes as long as a wrong secret. */
-const DUMMY_HASH = hashSecret('no such client');
+import { clientSecretMatches } from './client-secret-match.js';
 
 /** A client's credentials; `clientSecret` null when only `client_id` was sent. */
 export interface PresentedClientCredentials {
@@ -18,7 +15,7 @@ export interface PresentedClientCredentials {
 /**
  * Authenticates the calling client at the token, revocation and introspection endpoints
  * (credentials read by src/http/client-credentials.ts). An unknown client, a wrong secret and a
- * disabled client get the same 401 `invalid_client`. A public client (no secret) identifies itself
+ * disabled or deleted client get the same 401 `invalid_client`. A public client (no secret) identifies itself
  * by `client_id` alone, and only where `options.publicClients` allows it (RFC 6749 §2.1; RFC 7009
  * §2.1 lets it revoke, RFC 7662 §2.1 asks introspection callers to authenticate).
  */
@@ -31,7 +28,7 @@ export async function authenticateClient(
   const client =
     credentials.clientId.length <= 200 ? await lookUpClient(db, ctx, credentials.clientId) : undefined;
   if (client?.isPublic) {
-    if (credentials.clientSecret !== null || client.disabledAt !== null) {
+    if (credentials.clientSecret !== null || client.disabledAt !== null || client.deletedAt !== null) {
       throw new InvalidClient('Unknown client or wrong client secret.');
     }
     if (!options.publicClients) {
@@ -40,8 +37,9 @@ export async function authenticateClient(
     return client;
   }
   const matches =
-    credentials.clientSecret !== null && secretMatches(credentials.clientSecret, client, ctx.clock.now());
-  if (!client || !matches || client.disabledAt !== null) {
+    credentials.clientSecret !== null &&
+    clientSecretMatches(credentials.clientSecret, client?.secrets, ctx.clock.now());
+  if (!client || !matches || client.disabledAt !== null || client.deletedAt !== null) {
     throw new InvalidClient(
       credentials.clientSecret === null
         ? 'Authenticate the client with HTTP Basic (client_id:client_secret) or client_secret_post.'
@@ -49,24 +47,6 @@ export async function authenticateClient(
     );
   }
   return client;
-}
-
-/**
- * Whether `secret` is the client's secret, or the one it replaced while that one's overlap runs
- * (`idp clients rotate-secret --overlap`). Both hashes are always compared, against a dummy when
- * absent, so the time taken does not tell whether an overlap runs. The overlap's end is read
- * from the row at each request, so a cached row never stretches it.
- */
-function secretMatches(secret: string, client: ClientWithSecretHash | undefined, now: Date): boolean {
-  // Hashed once: the token endpoint pays one SHA-256 however many hashes it is compared with.
-  const presented = hashSecret(secret);
-  const current = hashesMatch(presented, client?.secretHash ?? DUMMY_HASH);
-  const until = client?.previousSecretExpiresAt;
-  const overlapRuns = until != null && now.getTime() < until.getTime();
-  const previous = hashesMatch(presented, client?.previousSecretHash ?? DUMMY_HASH);
-  return (
-    client?.secretHash != null && (current || (overlapRuns && client.previousSecretHash !== null && previous))
-  );
 }
 
 /** The client by its `client_id`, from the instance's cache when it holds a fresh copy. */
@@ -79,7 +59,7 @@ export async function lookUpClient(
   const cached = ctx.clientCache?.get(clientId, now);
   if (cached) return cached;
   const readVersion = ctx.clientCache?.readVersion ?? 0;
-  const client = await findClientWithSecretHash(db, clientId);
+  const client = await findClientWithSecretHash(db, clientId, new Date(now));
   if (client) ctx.clientCache?.set(client, now, readVersion);
   return client;
 }

@@ -140,6 +140,8 @@ describe('audit events of changes', () => {
     expect(mine[2]?.details).toEqual({
       overlap_seconds: 3600,
       previous_secret_expires_at: '2026-05-02T01:00:00.000Z',
+      secret_id: expect.any(Number),
+      hint: rotated.client_secret.slice(-4),
     });
     expect(mine[3]?.details).toEqual({ before: { disabled: false }, after: { disabled: true } });
     const text = JSON.stringify(mine);

@@ -29,10 +29,12 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
+/** The client with the hash of its newest valid secret, and how many are valid. */
 async function stored() {
-  const row = await findClientWithSecretHash(database.db, clientId);
-  if (!row?.secretHash) throw new Error('the client is gone, or has no secret');
-  return { ...row, secretHash: row.secretHash };
+  const row = await findClientWithSecretHash(database.db, clientId, clock.now());
+  const newest = row?.secrets[0];
+  if (!row || !newest) throw new Error('the client is gone, or has no secret');
+  return { ...row, secretHash: newest.hash, valid: row.secrets.length };
 }
 
 const VIEW_KEYS = [
@@ -180,6 +182,7 @@ describe('rotateClientSecret', () => {
     expect(after.secretHash).not.toContain(rotated.client_secret);
     expect(secretMatchesHash(rotated.client_secret, after.secretHash)).toBe(true);
     expect(secretMatchesHash(firstSecret, after.secretHash)).toBe(false);
+    expect(after.valid).toBe(1);
     expect(after.updatedAt.toISOString()).toBe('2026-05-05T00:00:00.000Z');
     const { client_secret: _secret, ...view } = rotated;
     expect(await listClients(database.db)).toEqual([view]);
@@ -207,7 +210,7 @@ describe('createClient', () => {
       redirectUris: ['https://blog.example/cb'],
     });
     expect(plain.require_pushed_authorization_requests).toBe(false);
-    const rows = await findClientWithSecretHash(database.db, strict.client_id);
+    const rows = await findClientWithSecretHash(database.db, strict.client_id, clock.now());
     expect(rows?.requirePar).toBe(true);
   });
 });

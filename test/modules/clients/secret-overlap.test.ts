@@ -82,8 +82,8 @@ describe('rotating a client secret with an overlap', () => {
     await t.sync();
     expect(await exchangeStatus(old, old)).toBe(401);
     expect(await exchangeStatus(old, { ...old, clientSecret: rotated.client_secret })).toBe(200);
-    const row = await findClientWithSecretHash(t.database.db, old.clientId);
-    expect(row).toMatchObject({ previousSecretHash: null, previousSecretExpiresAt: null });
+    const row = await findClientWithSecretHash(t.database.db, old.clientId, t.clock.now());
+    expect(row?.secrets).toEqual([{ hash: expect.any(String), expiresAt: null }]);
   });
 
   it('keeps only the secret just replaced: a second rotation drops the first one at once', async () => {
@@ -99,10 +99,12 @@ describe('rotating a client secret with an overlap', () => {
   it('stores only hashes, never the secrets', async () => {
     const old = await makeClient(t);
     const rotated = await rotate(old, 600);
-    const row = await findClientWithSecretHash(t.database.db, old.clientId);
-    if (!row?.secretHash || !row.previousSecretHash) throw new Error('both hashes are expected');
-    expect(secretMatchesHash(old.clientSecret, row.previousSecretHash)).toBe(true);
-    expect(secretMatchesHash(rotated.client_secret, row.secretHash)).toBe(true);
+    const row = await findClientWithSecretHash(t.database.db, old.clientId, t.clock.now());
+    const [newest, previous] = row?.secrets ?? [];
+    if (!row || !newest || !previous) throw new Error('both hashes are expected');
+    expect(secretMatchesHash(old.clientSecret, previous.hash)).toBe(true);
+    expect(secretMatchesHash(rotated.client_secret, newest.hash)).toBe(true);
+    expect(newest.expiresAt).toBeNull();
     expect(JSON.stringify(row)).not.toContain(old.clientSecret);
     expect(JSON.stringify(row)).not.toContain(rotated.client_secret);
   });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenForChanges } from '../../../src/db/change-feed.js';
 import { hashSecret } from '../../../src/lib/secrets.js';
 import { disableUser, updateUserProfile } from '../../../src/modules/accounts/accounts.service.js';
+import { addClientSecret, expireClientSecret } from '../../../src/modules/clients/client-secret.service.js';
 import { rotateClientSecret } from '../../../src/modules/clients/clients.service.js';
 import { ClientCache } from '../../../src/modules/oauth/client-cache.js';
 import { AccessTokenCache } from '../../../src/modules/oidc/token-cache.js';
@@ -159,5 +160,25 @@ describe('the in-process token cache across two instances', () => {
 
     await sql`update clients set disabled_at = now() where client_id = ${site.clientId}`.execute(database.db);
     await expect.poll(() => exchangeOnB(renewed), { timeout: 1000, interval: 20 }).toBe(401);
+  });
+
+  it('accepts a secret added on one instance at once on the other, and refuses it once expired there', async () => {
+    b.clock.set(a.clock.now());
+    const site = await makeClient(a);
+    const user = await makeUser(a);
+    const exchangeOnB = async (as: TestClient) =>
+      (await exchangeCode(b.app, as, await mintCode(a, site, user))).statusCode;
+    expect(await exchangeOnB(site)).toBe(200);
+    expect(clientCacheB.get(site.clientId, b.clock.now().getTime())).toBeDefined();
+
+    const ctxA = { config: a.config, clock: a.clock };
+    const added = await addClientSecret(database.db, ctxA, site.clientId);
+    const second = { ...site, clientSecret: added.client_secret };
+    await expect.poll(() => exchangeOnB(second), { timeout: 1000, interval: 20 }).toBe(200);
+    expect(clientCacheB.get(site.clientId, b.clock.now().getTime())).toBeDefined();
+
+    await expireClientSecret(database.db, ctxA, site.clientId, added.id, { at: a.clock.now() });
+    await expect.poll(() => exchangeOnB(second), { timeout: 1000, interval: 20 }).toBe(401);
+    expect(await exchangeOnB(site)).toBe(200);
   });
 });
