@@ -79,6 +79,11 @@ const OWNERSHIP: Ownership = {
       why: "an application's owners are listed with their usernames and addresses (and the language of their latest message, to write to them in it), and an account's applications with their settings",
     },
     {
+      file: 'src/modules/client-activity/refusals.repository.ts',
+      tables: ['clients'],
+      why: 'a refused request is written only for an application that exists, found by its client_id in the statement that writes it',
+    },
+    {
       file: 'src/modules/operators/operators.repository.ts',
       tables: ['users'],
       why: 'an operator is an enabled account: the role is read with the account it belongs to, and listed by username',

@@ -20,6 +20,8 @@ export interface RequestLogFields {
 }
 
 const noted = new WeakMap<FastifyRequest, RequestLogFields>();
+/** The refusal each request was answered with (see `answeredError`). */
+const answered = new WeakMap<FastifyRequest, ApiError>();
 
 /** Adds fields to the request's one log line (the last value given for a field wins). */
 export function noteRequestLog(request: FastifyRequest, fields: RequestLogFields): void {
@@ -39,11 +41,20 @@ export function presentedClientId(clientId: string): string {
  */
 export function noteErrorAnswer(request: FastifyRequest, error: ApiError): void {
   const reason = error.cause instanceof ApiError ? error.cause : error;
+  answered.set(request, reason);
   noteRequestLog(request, {
     error: reason.error,
     error_description: reason.description,
     ...(reason.detail ? { error_detail: reason.detail } : {}),
   });
+}
+
+/**
+ * The error a request was answered with, as its log line names it, whether thrown to the error
+ * handler or answered by a redirect (RFC 6749 §4.1.2.1): the one place an answer's refusal is known.
+ */
+export function answeredError(request: FastifyRequest): ApiError | undefined {
+  return answered.get(request);
 }
 
 /** Response times in milliseconds, to the hundredth: finer is noise. */

@@ -10,6 +10,11 @@ export interface ApiErrorOptions {
   headers?: Record<string, string>;
   redirectable?: boolean;
   cause?: unknown;
+  /**
+   * The values received that the refusal is about, for the application's log its owners read
+   * (src/modules/client-activity): never a secret, a code or a token.
+   */
+  receivedValues?: Readonly<Record<string, string | readonly string[]>>;
 }
 
 /**
@@ -42,6 +47,7 @@ export class ApiError extends Error {
   readonly detail: string | undefined;
   readonly headers: Readonly<Record<string, string>>;
   readonly redirectable: boolean;
+  readonly receivedValues: ApiErrorOptions['receivedValues'];
 
   constructor(status: number, error: string, description: string, options: ApiErrorOptions = {}) {
     const text = oauthErrorText(description);
@@ -53,6 +59,7 @@ export class ApiError extends Error {
     this.detail = options.detail;
     this.headers = options.headers ?? {};
     this.redirectable = options.redirectable ?? true;
+    this.receivedValues = options.receivedValues;
   }
 
   /** The contract's JSON body. */

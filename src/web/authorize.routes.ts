@@ -4,6 +4,7 @@ import { noteErrorAnswer } from '../http/request-log.js';
 import { AccessDenied, ApiError } from '../lib/errors.js';
 import { findUserById } from '../modules/accounts/accounts.repository.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
+import { installRefusalLog, noteClientRequest } from '../modules/client-activity/refusal-hook.js';
 import { checkAuthorizeRequest, UnregisteredRedirectUri } from '../modules/oauth/authorize/checks.js';
 import { consentCovers, issueCode } from '../modules/oauth/authorize/code.service.js';
 import { errorRedirect } from '../modules/oauth/authorize/error-redirect.js';
@@ -49,6 +50,8 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
   const issuer = ctx.config.PUBLIC_URL;
   app.addHook('onRequest', async (_request, reply) => noStore(reply));
+  // A refused request of a known client goes into its owners' log once answered.
+  installRefusalLog(app, deps);
 
   /**
    * The error response as a redirect to the client (RFC 6749 §4.1.2.1); the request's log line
@@ -116,7 +119,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         sid: session.sid,
         scopes: authz.scopes,
       });
-      rollups.code();
+      rollups.code(authz.client.clientId);
       return reply.redirect(location);
     }
     if (authz.prompt.has('none'))
@@ -160,6 +163,8 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     let outcome: PushedRequestOutcome | undefined;
     try {
       outcome = await usePushedRequest(db, ctx, query, staleSessionHash);
+      // The client is known (usePushedRequest checked it): its refusals from here on are logged.
+      noteClientRequest(request, 'authorize', query.client_id as string, query);
     } catch (error) {
       return answerAuthorizeError(reply, error);
     }
@@ -178,7 +183,9 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       if (isPushedRequestUri(query.request_uri)) return proceedPushed(request, reply, query);
       let authz: AuthorizationRequest;
       try {
-        authz = await checkAuthorizeRequest(db, query);
+        authz = await checkAuthorizeRequest(db, query, (client) =>
+          noteClientRequest(request, 'authorize', client.clientId, query),
+        );
       } catch (error) {
         return answerAuthorizeError(reply, error);
       }
@@ -257,7 +264,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         scopes: authz.scopes.filter((scope) => !withheld.includes(scope)),
         remember: { withheld },
       });
-      rollups.code();
+      rollups.code(authz.client.clientId);
       return reply.redirect(location, 303);
     },
   );

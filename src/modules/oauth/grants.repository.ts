@@ -260,3 +260,21 @@ export function listLiveGrantsOfUser(db: Kysely<Database>, userId: number) {
     g.created_at as "createdAt" from grants g join clients c on c.id = g.client_pk
     where g.user_id = ${userId} and g.revoked_at is null order by g.id`.execute(db);
 }
+
+/**
+ * How many users received an access token of one client on each UTC day of [from, to), for its
+ * owners' activity page: the (client_pk, created_at, user_id) index answers it alone. Tokens are
+ * purged once expired (src/modules/housekeeping), so only the days they are kept are counted.
+ */
+export async function countActiveUsersPerDay(
+  db: Kysely<Database>,
+  clientPk: number,
+  from: Date,
+  to: Date,
+): Promise<Array<{ day: string; users: number }>> {
+  const result = await sql<{ day: string; users: string }>`
+    select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(distinct user_id) as users
+    from access_tokens where client_pk = ${clientPk} and created_at >= ${from} and created_at < ${to}
+    group by 1`.execute(db);
+  return result.rows.map((row) => ({ day: row.day, users: Number(row.users) }));
+}

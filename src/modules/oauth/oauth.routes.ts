@@ -6,6 +6,8 @@ import { countAuthenticatedClient } from '../../http/rate-limit.js';
 import { noteRequestLog, presentedClientId } from '../../http/request-log.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
+import { installRefusalLog, noteClientKnown, noteClientRequest } from '../client-activity/refusal-hook.js';
+import type { RefusalEndpoint } from '../client-activity/refusals.service.js';
 import { checkDpopProof } from '../dpop/dpop.service.js';
 import { rollups } from '../rollups/rollup-recorder.js';
 import { pushAuthorizationRequest } from './authorize/pushed.service.js';
@@ -55,6 +57,9 @@ function clientForm(request: FastifyRequest, reply: FastifyReply): Record<string
  * RFC 7009, RFC 7662, RFC 9126).
  */
 export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
+  // A refused request of a known client goes into its owners' log once answered.
+  installRefusalLog(app, deps);
+
   /**
    * The form of a request to one of these endpoints and the client it authenticates (RFC 6749
    * §2.3.1, RFC 9126 §2); from then on the request counts against that client's rate limit.
@@ -62,13 +67,16 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const authenticatedForm = async (
     request: FastifyRequest,
     reply: FastifyReply,
+    endpoint: RefusalEndpoint,
     options: { publicClients?: boolean } = {},
   ) => {
     const params = clientForm(request, reply);
     const credentials = clientCredentials(request, params);
     // The client_id presented, on the request's log line, so that a refusal names the client.
     noteRequestLog(request, { client_id: presentedClientId(credentials.clientId) });
+    noteClientRequest(request, endpoint, credentials.clientId, params);
     const client = await authenticateClient(deps.db, deps.ctx, credentials, options);
+    noteClientKnown(request);
     countAuthenticatedClient(request, client);
     return { params, client };
   };
@@ -83,7 +91,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       },
     },
     async (request, reply) => {
-      const { params, client } = await authenticatedForm(request, reply, { publicClients: true });
+      const { params, client } = await authenticatedForm(request, reply, 'token', { publicClients: true });
       // RFC 9449 §5: with a DPoP proof, the tokens are bound to its key.
       const proof =
         request.headers.dpop === undefined
@@ -107,7 +115,9 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     { config: { revokes: true, auth: 'client', description: 'Token revocation (RFC 7009)' } },
     async (request, reply) => {
       // RFC 7009 §2.1: a public client may revoke its tokens, identified by its client_id.
-      const { params, client } = await authenticatedForm(request, reply, { publicClients: true });
+      const { params, client } = await authenticatedForm(request, reply, 'revocation', {
+        publicClients: true,
+      });
       await revokeToken(deps.db, deps.ctx, client, params);
       // RFC 7009 answers 200 whether or not the token was known; the log says only that it was asked.
       await auditRequest(deps.db, deps.ctx, request, {
@@ -124,7 +134,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     '/api/v1/oauth/introspect',
     { config: { auth: 'client', description: 'Token introspection (RFC 7662)' } },
     async (request, reply) => {
-      const { params, client } = await authenticatedForm(request, reply);
+      const { params, client } = await authenticatedForm(request, reply, 'introspection');
       return introspectToken(deps.db, deps.ctx, client, params);
     },
   );
@@ -134,7 +144,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     { config: { auth: 'client', description: 'Pushed authorization request endpoint (RFC 9126)' } },
     async (request, reply) => {
       // RFC 9126 §2: public clients push their requests too (identified by client_id; PKCE required).
-      const { params, client } = await authenticatedForm(request, reply, { publicClients: true });
+      const { params, client } = await authenticatedForm(request, reply, 'par', { publicClients: true });
       // RFC 9126 §2.2: 201 Created with the request_uri and its lifetime.
       return reply.code(201).send(await pushAuthorizationRequest(deps.db, deps.ctx, client, params));
     },

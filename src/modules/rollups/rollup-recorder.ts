@@ -17,8 +17,29 @@ export const ROLLUP_NAMES = [
   'http_4xx',
   'http_5xx',
   'http_429',
+  /** Token endpoint answers of a client, keyed `client_id|outcome` (TOKEN_OUTCOMES). */
+  'token_requests',
 ] as const;
 export type RollupName = (typeof ROLLUP_NAMES)[number];
+
+/**
+ * The outcomes a token endpoint answer is counted under: `ok` or its error code (RFC 6749 §5.2,
+ * RFC 9449 §5), any other code as `other`, so a client's keys are a bounded set.
+ */
+export const TOKEN_OUTCOMES = [
+  'ok',
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
+  'other',
+] as const;
+export type TokenOutcome = (typeof TOKEN_OUTCOMES)[number];
+const OUTCOMES: ReadonlySet<string> = new Set(TOKEN_OUTCOMES);
 
 const MINUTE_MS = 60_000;
 /** Rows per INSERT of a flush: far below PostgreSQL's 65,535 parameters (4 a row). */
@@ -110,9 +131,16 @@ export class RollupRecorder {
     if (grantType === 'refresh_token' || grantType === 'mobile_refresh') add(counts, 'refreshes', '', 1);
   }
 
-  /** An authorization code issued. */
-  code(): void {
-    this.count('codes_issued');
+  /** An authorization code issued to `clientId`: in the total and the client's own series. */
+  code(clientId: string): void {
+    const counts = this.minuteCounts();
+    add(counts, 'codes_issued', '', 1);
+    add(counts, 'codes_issued', clientId, 1);
+  }
+
+  /** A token endpoint answer to an existing client, by outcome (`ok` or the error code). */
+  tokenRequest(clientId: string, outcome: string): void {
+    this.count('token_requests', `${clientId}|${OUTCOMES.has(outcome) ? outcome : 'other'}`);
   }
 
   /** A wallet charge made (not a replay): its count and its coins, in hundredths. */

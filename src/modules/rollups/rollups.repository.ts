@@ -39,15 +39,24 @@ export interface RollupBucket {
 }
 
 /**
- * The sums of `names` (of `key` only, when given; of each key apart otherwise) in buckets of
- * `bucketMinutes` from `from` (inclusive) to `to` (exclusive). Buckets are counted from the Unix
- * epoch, so a bucket's start does not depend on the range asked for. Empty buckets are absent.
+ * The sums of `names` (of `key` only, or of `keys` only, when given; of each key apart otherwise)
+ * in buckets of `bucketMinutes` from `from` (inclusive) to `to` (exclusive). Buckets are counted
+ * from the Unix epoch, so a bucket's start does not depend on the range asked for. Empty buckets
+ * are absent.
  */
 export async function sumRollups(
   db: Kysely<Database>,
-  query: { names: readonly string[]; key?: string; from: Date; to: Date; bucketMinutes: number },
+  query: {
+    names: readonly string[];
+    key?: string;
+    /** Only these keys (a client's bounded set, such as its token outcomes). */
+    keys?: readonly string[];
+    from: Date;
+    to: Date;
+    bucketMinutes: number;
+  },
 ): Promise<RollupBucket[]> {
-  if (query.names.length === 0) return [];
+  if (query.names.length === 0 || query.keys?.length === 0) return [];
   if (!Number.isInteger(query.bucketMinutes) || query.bucketMinutes < 1)
     throw new RangeError('bucketMinutes must be a positive whole number');
   // date_bin (PostgreSQL 14 and later) from the Unix epoch, so a bucket's start does not depend on
@@ -60,6 +69,7 @@ export async function sumRollups(
     .where('minute', '>=', query.from)
     .where('minute', '<', query.to);
   if (query.key !== undefined) select = select.where('key', '=', query.key);
+  if (query.keys !== undefined) select = select.where('key', 'in', [...query.keys]);
   const rows = await select.groupBy([bucket, 'name', 'key']).orderBy('at').execute();
   return rows.map((row) => ({
     at: new Date(row.at),

@@ -105,8 +105,10 @@ describe('the authorization code flow', () => {
     expect(await counted()).toEqual({
       sign_ins_ok: 1,
       codes_issued: 1,
+      [`codes_issued:${client.clientId}`]: 1,
       tokens_issued: 2,
       [`tokens_issued:${client.clientId}`]: 2,
+      [`token_requests:${client.clientId}|ok`]: 2,
       refreshes: 1,
     });
   });
@@ -154,7 +156,12 @@ describe('refused answers', () => {
         );
       expect((await ask()).statusCode).toBe(400);
       expect((await ask()).statusCode).toBe(429);
-      expect(await counted(limited.database.db)).toEqual({ 'http_4xx:oauth': 2, 'http_429:oauth': 1 });
+      expect(await counted(limited.database.db)).toEqual({
+        'http_4xx:oauth': 2,
+        'http_429:oauth': 1,
+        // The refused exchange is the client's outcome too; the 429 came before the client was known.
+        [`token_requests:${site.clientId}|invalid_grant`]: 1,
+      });
     } finally {
       await limited.close();
     }

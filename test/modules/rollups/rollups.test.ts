@@ -90,7 +90,7 @@ describe('two instances on one database', () => {
     const { recorder, move } = recorderAt('2026-03-02T00:00:00Z');
     const broken = t.database.db.withSchema('no_such_schema');
     for (let minute = 0; minute < MAX_PENDING_MINUTES + 5; minute++) {
-      recorder.code();
+      recorder.count('codes_issued');
       await expect(recorder.flush(broken)).rejects.toThrow();
       move(MINUTE);
     }

@@ -46,7 +46,10 @@ export class UnregisteredRedirectUri extends InvalidRequest {
     readonly received: string,
     readonly registered: readonly string[],
   ) {
-    super('The redirect_uri is not registered for this application.', { redirectable: false });
+    super('The redirect_uri is not registered for this application.', {
+      redirectable: false,
+      receivedValues: { redirect_uri: received, registered_redirect_uris: registered },
+    });
   }
 }
 
@@ -249,12 +252,15 @@ function checkRequestOf(client: Client, query: Query, answer: Answer, pushed: bo
 /**
  * Checks an authorize request sent in the query. A client_id or redirect_uri problem throws an
  * `ApiError` that is not redirectable; every later problem an `AuthorizeRedirectError`.
+ * `identified` is called once the client is known, before its request is checked.
  */
 export async function checkAuthorizeRequest(
   db: Kysely<Database>,
   query: Query,
+  identified?: (client: Client) => void,
 ): Promise<AuthorizationRequest> {
   const client = await checkClient(db, query); // RFC 6749 §4.1.2.1: no redirect before the client is known
+  identified?.(client);
   return checkRequestOf(client, query, 'redirect', false);
 }
 

@@ -33,7 +33,10 @@ async function explainRedeemFailure(
   if (code.clientPk !== client.id) throw new InvalidGrant('The code was issued to another client.');
   if (code.expiresAt.getTime() <= input.now.getTime()) throw new InvalidGrant('The code has expired.');
   if (code.redirectUri !== input.redirectUri) {
-    throw new InvalidGrant('redirect_uri differs from the one sent to authorize.');
+    // The owners' log of refused requests shows both (never the code).
+    throw new InvalidGrant('redirect_uri differs from the one sent to authorize.', {
+      receivedValues: { authorize_redirect_uri: code.redirectUri },
+    });
   }
   if (code.codeChallenge !== null && !input.verifierSent) {
     throw new InvalidGrant('code_verifier is required: the code was issued with a code_challenge.');
