@@ -11,12 +11,14 @@ import { accountDataRoutes } from './account-data.routes.js';
 import { accountEmailRoutes } from './account-email.routes.js';
 import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';
+import { developersRoutes } from './developers/developers.routes.js';
+import { developersTexts } from './developers/i18n/index.js';
 import { emailVerifyRoutes } from './email-verify.routes.js';
 import { homeRoutes } from './home.routes.js';
 import { isAccountNotice } from './i18n/index.js';
 import { formBody, text } from './page-forms.js';
 import { requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
-import { renderPage } from './pages.js';
+import { pageLocale, renderPage } from './pages.js';
 import { passwordResetRoutes } from './password-reset.routes.js';
 import { secondFactorRoutes } from './second-factor.routes.js';
 import { securityRoutes } from './security.routes.js';
@@ -76,6 +78,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   await app.register(accountEmailRoutes, deps);
   await app.register(securityRoutes, deps);
   await app.register(secondFactorRoutes, deps);
+  await app.register(developersRoutes, deps);
 
   routes.get(
     '/account',
@@ -101,6 +104,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         'account',
         {
           csrfToken: issueCsrfToken(request, reply, ctx),
+          developersLink: developersTexts(pageLocale(request, reply)).accountLink,
           // Notices are known keys only: the query never puts text of its own on the page.
           notice: isAccountNotice(notice) ? notice : undefined,
           user: {

@@ -28,7 +28,11 @@ export { type ErrorPageOptions, PageError } from './error-pages.js';
  * page has a title in every language, so the templates are the titles' keys (and the English-only
  * reference).
  */
-export type PageTemplate = keyof Messages['titles'] | 'reference' | `console/${string}`;
+export type PageTemplate =
+  | keyof Messages['titles']
+  | 'reference'
+  | `console/${string}`
+  | `developers/${string}`;
 
 /** Pages in English only, whatever the reader's language (the API reference is technical). */
 const ENGLISH_ONLY: ReadonlySet<PageTemplate> = new Set(['reference']);
@@ -178,7 +182,7 @@ async function render(
       ? data.title
       : template === 'reference'
         ? REFERENCE_TITLE
-        : template.startsWith('console/')
+        : template.includes('/')
           ? ''
           : t.titles[template as keyof Messages['titles']];
   return reply.viewAsync('layout', {

@@ -1,0 +1,238 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { hiddenFields } from '../../helpers/browser.js';
+import { usingPostgres } from '../../helpers/database.js';
+import { createApp, shownValue, signedIn, textOf, validApp } from './portal-helpers.js';
+
+/*
+ * An application's page in the developer portal through app.inject: every form of it (settings,
+ * the wallet request, secrets, co-owners, deletion), each re-rendering the page with a
+ * confirmation line or its problems beside the field (English and Russian); the forms that decide
+ * who or what acts as the application asking for a recent re-authentication;
+ * and the account's registration tokens on the list page.
+ */
+let t: TestApp;
+const WINDOW_S = 300;
+beforeAll(async () => {
+  t = await createTestApp({ env: { REAUTH_MAX_AGE_SECONDS: String(WINDOW_S) } });
+});
+afterAll(() => t.close());
+
+const page = (clientId: string) => `/developers/apps/${clientId}`;
+const auditActions = async (clientId: string) =>
+  (
+    await t.database.db
+      .selectFrom('audit_events')
+      .select(['action', 'actor'])
+      .where('subject', '=', `client:${clientId}`)
+      .orderBy('id')
+      .execute()
+  ).map((row) => row.action);
+
+describe(`an application's page on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
+  it('changes the settings, says so, and audits the change as the account', async () => {
+    const { browser, user } = await signedIn(t);
+    const { clientId } = await createApp(browser);
+    const form = {
+      ...validApp,
+      name: 'Book Shop 2',
+      redirect_uris: 'https://books.example/cb\nhttps://books.example/new',
+      require_par: '1',
+    };
+    const res = await browser.submit(page(clientId), page(clientId), form);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(`${page(clientId)}?done=updated`);
+    const shown = await browser.get(String(res.headers.location));
+    expect(textOf(shown.body)).toContain('The settings were saved.');
+    expect(shown.body).toContain('<h1>Book Shop 2</h1>');
+    expect(shown.body).toContain('https://books.example/new');
+    expect(shown.body).toMatch(/id="requirePar"[^>]*checked/);
+    const again = await browser.submit(page(clientId), page(clientId), form);
+    expect(again.headers.location).toBe(`${page(clientId)}?done=unchanged`);
+    expect(await auditActions(clientId)).toContain('client_updated');
+    const actors = await t.database.db
+      .selectFrom('audit_events')
+      .select('actor')
+      .where('subject', '=', `client:${clientId}`)
+      .execute();
+    expect(actors.every((row) => row.actor === `user:${user.id}`)).toBe(true);
+  });
+
+  it('refuses bad settings beside their fields, in English and Russian, changing nothing', async () => {
+    const { browser } = await signedIn(t);
+    const { clientId } = await createApp(browser);
+    const bad = { ...validApp, redirect_uris: 'https://books.example/cb#x' };
+    const en = await browser.submit(page(clientId), page(clientId), bad);
+    expect(en.statusCode).toBe(400);
+    expect(en.body).toMatch(/id="redirectUris-error"[^>]*>Not accepted: <span lang="en">redirect URI/);
+    const logout = await browser.submit(page(clientId), page(clientId), {
+      ...validApp,
+      backchannel_logout_uri: 'nope',
+    });
+    expect(logout.body).toContain('id="backchannelLogoutUri-error"');
+    const ru = await browser.submit(`${page(clientId)}?lang=ru`, page(clientId), bad);
+    expect(ru.statusCode).toBe(400);
+    expect(textOf(ru.body)).toContain(
+      'Адрес возврата «https://books.example/cb#x»: не должен содержать фрагмент (#).',
+    );
+    const shown = await browser.get(`${page(clientId)}?lang=en`);
+    expect(shown.body).not.toContain('cb#x');
+  });
+
+  it('asks the operators for the wallet right, once', async () => {
+    const { browser } = await signedIn(t);
+    const { clientId } = await createApp(browser);
+    const res = await browser.submit(page(clientId), `${page(clientId)}/wallet`, {});
+    expect(res.headers.location).toBe(`${page(clientId)}?done=wallet_requested`);
+    const shown = await browser.get(String(res.headers.location));
+    expect(textOf(shown.body)).toContain('You asked for the wallet right');
+    expect(shown.body).not.toContain(`action="${page(clientId)}/wallet"`);
+    expect(await auditActions(clientId)).toContain('client_wallet_requested');
+  });
+
+  it('adds a secret beside the others (shown once), expires the old one: a rotation without downtime', async () => {
+    const { browser } = await signedIn(t);
+    const { clientId, secret } = await createApp(browser);
+    const added = await browser.submit(page(clientId), `${page(clientId)}/secrets`, { expires_in: '' });
+    expect(added.statusCode).toBe(201);
+    const second = shownValue(added.body, 'client-secret');
+    expect(second).toMatch(/^sk_/);
+    expect(second).not.toBe(secret);
+    expect(textOf(added.body)).toContain(`…${secret.slice(-4)}`);
+    expect(textOf(added.body)).toContain(`…${second.slice(-4)}`);
+    // Not on the page again.
+    expect((await browser.get(page(clientId))).body).not.toContain(second);
+
+    const listed = (await browser.get(page(clientId))).body;
+    const expireForms = [...listed.matchAll(/name="secret_id" value="(\d+)"/g)].map((m) => m[1]);
+    expect(expireForms).toHaveLength(2);
+    const oldest = expireForms[1] as string;
+    const inHour = await browser.submit(page(clientId), `${page(clientId)}/secrets/expire`, {
+      secret_id: oldest,
+      in: '3600',
+    });
+    expect(inHour.headers.location).toBe(`${page(clientId)}?done=secret_expired`);
+    expect(textOf((await browser.get(page(clientId))).body)).toMatch(/Jun 1, 2026, 1:00 PM UTC/);
+    const now = await browser.submit(page(clientId), `${page(clientId)}/secrets/expire`, {
+      secret_id: oldest,
+      in: '0',
+    });
+    expect(now.statusCode).toBe(303);
+    const after = await browser.get(page(clientId));
+    expect(textOf(after.body)).not.toContain(`…${secret.slice(-4)}`);
+    // The last secret stays: the application would have none.
+    const last = /name="secret_id" value="(\d+)"/.exec(after.body)?.[1] as string;
+    const refused = await browser.submit(`${page(clientId)}?lang=ru`, `${page(clientId)}/secrets/expire`, {
+      secret_id: last,
+      in: '0',
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(textOf(refused.body)).toContain('Это единственный секрет приложения');
+    expect(await auditActions(clientId)).toEqual(
+      expect.arrayContaining(['client_secret_added', 'client_secret_expired']),
+    );
+  });
+
+  it('asks for a recent re-authentication before a secret is added or expired, and changes nothing before it', async () => {
+    const { browser } = await signedIn(t);
+    const { clientId } = await createApp(browser);
+    const form = hiddenFields((await browser.get(page(clientId))).body, `${page(clientId)}/secrets`);
+    t.clock.advance((WINDOW_S + 1) * 1000);
+    const res = await browser.post(`${page(clientId)}/secrets`, { ...form, expires_in: '' });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(
+      `/account/reauthenticate?return_to=${encodeURIComponent(page(clientId))}`,
+    );
+    const listed = (await browser.get(page(clientId))).body;
+    expect([...listed.matchAll(/name="secret_id"/g)]).toHaveLength(1);
+  });
+
+  it('adds a co-owner by username, who then sees and changes the app but cannot delete it', async () => {
+    const owner = await signedIn(t);
+    const { clientId } = await createApp(owner.browser, { name: 'Shared' });
+    const unknown = await owner.browser.submit(`${page(clientId)}?lang=ru`, `${page(clientId)}/owners`, {
+      username: 'nobody_here',
+    });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.body).toMatch(/id="username-error"[^>]*>Не принято: <span lang="ru">Нет аккаунта/);
+    expect(unknown.body).toContain('value="nobody_here"');
+
+    const co = await signedIn(t);
+    const added = await owner.browser.submit(page(clientId), `${page(clientId)}/owners`, {
+      username: co.user.username,
+    });
+    expect(added.headers.location).toBe(`${page(clientId)}?done=owner_added`);
+    expect(textOf((await owner.browser.get(page(clientId))).body)).toContain(co.user.username);
+
+    const theirs = await co.browser.get('/developers');
+    expect(textOf(theirs.body)).toContain('Shared');
+    expect(textOf(theirs.body)).toContain('co-owner');
+    const coPage = await co.browser.get(page(clientId));
+    expect(coPage.statusCode).toBe(200);
+    expect(coPage.body).not.toContain(`action="${page(clientId)}/delete"`);
+    const deleting = await co.browser.post(`${page(clientId)}/delete`, {
+      ...hiddenFields(coPage.body, `${page(clientId)}/owners`),
+      confirm_name: 'Shared',
+    });
+    expect(deleting.statusCode).toBe(403);
+    expect(textOf(deleting.body)).toContain('Only the owner of the application may delete it.');
+
+    // The co-owner leaves; the application is theirs no more.
+    const left = await co.browser.submit(page(clientId), `${page(clientId)}/owners/remove`, {
+      user_id: String(co.user.id),
+    });
+    expect(left.headers.location).toBe('/developers?done=left');
+    expect((await co.browser.get(page(clientId))).statusCode).toBe(404);
+    expect(await auditActions(clientId)).toEqual(
+      expect.arrayContaining(['client_owner_added', 'client_owner_removed']),
+    );
+  });
+
+  it('deletes the application only with its name typed, then it is listed nowhere', async () => {
+    const { browser } = await signedIn(t);
+    const { clientId } = await createApp(browser, { name: 'Doomed' });
+    const wrong = await browser.submit(`${page(clientId)}?lang=ru`, `${page(clientId)}/delete`, {
+      confirm_name: 'doomed',
+    });
+    expect(wrong.statusCode).toBe(400);
+    expect(textOf(wrong.body)).toContain('Введённое название не совпадает');
+    const done = await browser.submit(`${page(clientId)}?lang=en`, `${page(clientId)}/delete`, {
+      confirm_name: 'Doomed',
+    });
+    expect(done.headers.location).toBe('/developers?done=deleted');
+    const list = await browser.get(String(done.headers.location));
+    expect(textOf(list.body)).toContain('The application was deleted.');
+    expect(list.body).not.toContain(clientId);
+    expect((await browser.get(page(clientId))).statusCode).toBe(404);
+  });
+});
+
+describe('registration tokens on the list page', () => {
+  it('creates a token shown once, lists it, refuses bad uses (en, ru), revokes it', async () => {
+    const { browser } = await signedIn(t);
+    const made = await browser.submit('/developers', '/developers/tokens', {
+      uses: '3',
+      expires_in: '86400',
+    });
+    expect(made.statusCode).toBe(201);
+    const token = shownValue(made.body, 'registration-token');
+    expect(token).toMatch(/^rit_/);
+    const list = await browser.get('/developers');
+    expect(list.body).not.toContain(token);
+    expect(list.body).toMatch(/<td class="number">3<\/td>/);
+    const bad = await browser.submit('/developers?lang=ru', '/developers/tokens', {
+      uses: '0',
+      expires_in: '86400',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(textOf(bad.body)).toContain('Число регистраций — целое, от 1 до 1000.');
+    const badEn = await browser.submit('/developers?lang=en', '/developers/tokens', { uses: '5000' });
+    expect(badEn.body).toContain('id="token-uses-error"');
+    const id = /name="token_id" value="(\d+)"/.exec(list.body)?.[1] as string;
+    const revoked = await browser.submit('/developers', '/developers/tokens/revoke', { token_id: id });
+    expect(revoked.headers.location).toBe('/developers?done=token_revoked');
+    const after = await browser.get(String(revoked.headers.location));
+    expect(textOf(after.body)).toContain('The token was revoked.');
+    expect(textOf(after.body)).toContain('No token of yours registers now.');
+  });
+});
