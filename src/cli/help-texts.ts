@@ -104,6 +104,15 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'idp clients create --name "My site" --site-url https://mysite.example --redirect-uri https://mysite.example/callback',
   },
   'clients list': { explain: {}, example: 'idp clients list --json' },
+  'registration-tokens create': {
+    explain: {
+      uses: 'how many applications it registers (1 to 1000; 1 when absent)',
+      'expires-in': 'seconds until it stops working (60 to 7776000, 90 days; 604800, 7 days, when absent)',
+      owner:
+        'the username of the account that owns the applications it registers; without it they have no owner (only operators manage them)',
+    },
+    example: 'idp registration-tokens create --uses 5 --expires-in 86400 --owner alice --json',
+  },
   'clients update': {
     explain: {
       CLIENT_ID: "the client's public id (pk_…)",

@@ -82,14 +82,16 @@ export async function createRegistrationToken(
       at,
       expiresAt: new Date(at.getTime() + seconds * 1000),
     });
-    await recordAudit(trx, {
-      at,
-      actor: byUser ? input.createdBy : 'operator',
-      action: 'registration_token_created',
-      subject: `registration_token:${row.id}`,
-      ip: input.ip ?? null,
-      details: { owner_user_id: input.ownerUserId, uses, expires_at: row.expiresAt.toISOString() },
-    } satisfies AuditEvent);
+    // The CLI records its commands' events itself (actor `operator`).
+    if (byUser)
+      await recordAudit(trx, {
+        at,
+        actor: input.createdBy,
+        action: 'registration_token_created',
+        subject: `registration_token:${row.id}`,
+        ip: input.ip ?? null,
+        details: { uses, expires_at: row.expiresAt.toISOString() },
+      } satisfies AuditEvent);
     return { token, id: row.id, expires_at: row.expiresAt.toISOString(), uses };
   });
 }
