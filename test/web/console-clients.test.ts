@@ -191,8 +191,18 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
     expect(await tokenStatus(created)).toBe(200);
     expect(await tokenStatus(renewed)).toBe(200);
     expect((await owner.get(path)).body).not.toContain(renewed.clientSecret);
-    expect(text((await owner.get(path)).body)).toContain('The previous secret still works until');
+    const during = text((await owner.get(path)).body);
+    expect(during).toContain('The previous secret still works until');
+    // Both valid secrets listed by their last four characters, the newest first; never a secret.
+    const inUntil = `works until ${until.format(t.clock.now().getTime() + 3600_000)} UTC`;
+    expect(during).toMatch(
+      new RegExp(
+        `…${literally(renewed.clientSecret.slice(-4))}, made [\\s\\S]+?, no expiry[\\s\\S]*…${literally(created.clientSecret.slice(-4))}, made [\\s\\S]+?, ${inUntil}`,
+      ),
+    );
+    expect(during).not.toContain(created.clientSecret);
     t.clock.advance(3600_000);
+    expect(text((await owner.get(path)).body)).not.toContain(`…${created.clientSecret.slice(-4)},`);
     expect(await tokenStatus(created)).toBe(401);
     expect(await tokenStatus(renewed)).toBe(200);
     const rotation = (await auditOf(created.clientId)).find((e) => e.action === 'client_secret_rotated');
@@ -291,3 +301,8 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
     expect((await findClientByClientId(t.database.db, created.clientId))?.disabledAt).not.toBeNull();
   });
 });
+
+/** `value` matched literally in a RegExp. */
+function literally(value: string): string {
+  return value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

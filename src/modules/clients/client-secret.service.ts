@@ -186,8 +186,9 @@ export async function rotateClientSecret(
 }
 
 /**
- * The client's secrets valid now, newest first (its owners' list): empty for a public client.
- * @throws NotFound for an unknown or deleted client.
+ * The client's secrets valid now, newest first (its owners' list): empty for a public client, and
+ * for a deleted one (client authentication refuses it whatever it sends).
+ * @throws NotFound for an unknown client.
  */
 export async function listClientSecrets(
   db: Kysely<Database>,
@@ -196,7 +197,8 @@ export async function listClientSecrets(
 ): Promise<ClientSecretView[]> {
   const now = ctx.clock.now();
   const client = clientId.length <= 200 ? await findClientWithSecretHash(db, clientId, now) : undefined;
-  if (!client || client.deletedAt !== null) throw new NotFound(`no client with client_id ${clientId}`);
+  if (!client) throw new NotFound(`no client with client_id ${clientId}`);
+  if (client.deletedAt !== null) return [];
   return (await listValidSecrets(db, client.id, now)).map(presentSecret);
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { Deps } from '../../context.js';
 import { SIGNING_ALGORITHMS } from '../../lib/signing-algorithms.js';
+import { listClientSecrets } from '../../modules/clients/client-secret.service.js';
 import type { ClientView } from '../../modules/clients/clients.schemas.js';
 import { shownProblems } from '../client-problems.js';
 import { pageLocale } from '../pages.js';
@@ -108,6 +109,12 @@ export async function renderClient(
   },
 ): Promise<FastifyReply> {
   const usage = await usageByDay(deps.db, page.client.client_id, deps.ctx.clock.now());
+  // Never a secret or its hash: each valid one by its last four characters, to tell them apart.
+  const secrets = (await listClientSecrets(deps.db, deps.ctx, page.client.client_id)).map((secret) => ({
+    hint: secret.hint,
+    created: untilText(reply, secret.created_at),
+    until: untilText(reply, secret.expires_at),
+  }));
   const chart = usageChartData(usage, texts(reply).usageTokens);
   return renderConsolePage(
     reply,
@@ -118,6 +125,7 @@ export async function renderClient(
       area: 'clients',
       client: page.client,
       overlapUntil: untilText(reply, page.client.previous_secret_expires_at),
+      secrets,
       done: page.done,
       usage,
       // The dashboard's chart script and uPlot, from this origin; the table holds the same numbers.

@@ -166,6 +166,7 @@ describe('several secrets of one client', () => {
     await expect(addClientSecret(t.database.db, ctx(), client.clientId)).rejects.toMatchObject({
       error: 'not_found',
     });
+    expect(await listClientSecrets(t.database.db, ctx(), client.clientId)).toEqual([]);
     // A deleted client is unknown to client authentication, even with its valid secret.
     expect(await revokeStatus(client)).toBe(401);
   });

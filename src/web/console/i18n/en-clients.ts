@@ -48,6 +48,9 @@ export const clientsEn = {
   usageTokens: 'Tokens issued',
   secretTitle: 'Client secret',
   overlapRunning: (until: string) => `The previous secret still works until ${until}.`,
+  validSecrets: 'Secrets that work now, by their last four characters:',
+  validSecret: (hint: string, created: string, until: string | null) =>
+    `${hint ? `…${hint}` : 'a secret from before the last characters were kept'}, made ${created}, ${until ? `works until ${until}` : 'no expiry'}`,
   overlapLabel: 'Keep the old secret working for',
   overlaps: {
     '0': 'No time: it stops at once',

@@ -56,6 +56,9 @@ export const clientsRu: typeof clientsEn = {
   usageTokens: 'Выдано токенов',
   secretTitle: 'Секрет клиента',
   overlapRunning: (until: string) => `Прежний секрет действует до ${until}.`,
+  validSecrets: 'Действующие секреты, по последним четырём символам:',
+  validSecret: (hint: string, created: string, until: string | null) =>
+    `${hint ? `…${hint}` : 'секрет из времени, когда последние символы не сохранялись'}, создан ${created}, ${until ? `действует до ${until}` : 'без срока'}`,
   overlapLabel: 'Старый секрет продолжит действовать',
   overlaps: { '0': 'Нисколько: перестанет сразу', '3600': '1 час', '86400': '1 день', '604800': '7 дней' },
   rotate: 'Создать новый секрет',
