@@ -41,6 +41,14 @@ const resumeUrl = (id: string) => `/api/v1/oauth/authorize/resume?request=${enco
 const UNUSABLE_REQUEST_URI =
   "The request_uri is unknown, expired, already used or not this client_id's; push the request again.";
 
+/** A stored request's client, for its owners' log of refusals after the user signed in. */
+function noteRestoredRequest(request: FastifyRequest, authz: AuthorizationRequest): void {
+  noteClientRequest(request, 'authorize', authz.client.clientId, {
+    redirect_uri: authz.redirectUri,
+    scope: authz.scopes.join(' '),
+  });
+}
+
 function noStore(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
 }
@@ -200,6 +208,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const id = (request.query as Record<string, unknown>).request;
       const restored = await restorePendingRequest(db, ctx, id);
       if (!restored || !isPendingRequestId(id)) throw new PageError(400, 'request_expired');
+      noteRestoredRequest(request, restored.request);
       return proceed(request, reply, restored.request, { id, staleSessionHash: restored.staleSessionHash });
     },
   );
@@ -228,6 +237,7 @@ export const authorizeRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       }
       const restored = await restorePendingRequest(db, ctx, id);
       if (!restored) throw new PageError(400, 'request_expired');
+      noteRestoredRequest(request, restored.request);
       const { client } = restored.request;
       // Every condition of the authorize step holds here too: a decision posted straight after a
       // prompt=login or max_age redirect, with the old session, goes to the sign-in page instead.

@@ -95,6 +95,15 @@ export interface RequestSeen {
 const WRONG_SECRET =
   'The client secret is wrong, expired or revoked (a public client sends none): use an active secret of this application.';
 
+/**
+ * The reasons of the authorize refusals answered by a page of our own, whose description is only
+ * the page's kind (src/web/error-pages.ts). Who tried is not said, as the page does not say it.
+ */
+const PAGE_REASONS: Readonly<Record<string, string>> = {
+  app_awaits_review:
+    "The application awaits an operator's review: until it is approved, only its owners and co-owners can sign in through it.",
+};
+
 /** The log's row of a refused request: the error, its reason, and the values it is about. */
 export function describeRefusal(seen: RequestSeen, error: ApiError, at: Date) {
   const received: Record<string, string | string[]> = {};
@@ -108,11 +117,12 @@ export function describeRefusal(seen: RequestSeen, error: ApiError, at: Date) {
     if (shown !== undefined) received[name] = shown;
   }
   const reason =
-    error.error === 'invalid_client' &&
+    PAGE_REASONS[error.error] ??
+    (error.error === 'invalid_client' &&
     seen.clientAuthentication !== 'none' &&
     /wrong client secret/i.test(error.description)
       ? WRONG_SECRET
-      : error.description;
+      : error.description);
   return { clientId: seen.clientId, at, endpoint: seen.endpoint, error: error.error, reason, received };
 }
 

@@ -5,6 +5,7 @@ import { recentRefusals, recordRefusal } from '../../../src/modules/client-activ
 import { findClientByClientId } from '../../../src/modules/clients/clients.repository.js';
 import { createClient } from '../../../src/modules/clients/clients.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { Browser } from '../../helpers/browser.js';
 import {
   depsOf,
   makeClient,
@@ -139,6 +140,30 @@ describe('at authorize', () => {
     const silent = await get(authorizeUrl(client, { scope: 'openid', prompt: 'none' }));
     expect(silent.headers.location).toContain('error=login_required');
     expect(await logOf(client)).toEqual([]);
+  });
+});
+
+describe('an application awaiting review', () => {
+  it("logs that a user who is not an owner was refused, in the owners' words, and not who", async () => {
+    const client = await app();
+    await t.database.db
+      .updateTable('clients')
+      .set({ approved_at: null })
+      .where('id', '=', client.pk)
+      .execute();
+    await t.sync();
+    const browser = new Browser(t.app);
+    const start = await browser.get(authorizeUrl(client, { scope: 'openid' }));
+    const resume = (await browser.signIn(user, start.headers.location as string)).headers.location as string;
+    expect((await browser.get(resume)).statusCode).toBe(403);
+    const rows = await logOf(client);
+    expect(rows.map(({ error, reason }) => [error, reason])).toEqual([
+      [
+        'app_awaits_review',
+        "The application awaits an operator's review: until it is approved, only its owners and co-owners can sign in through it.",
+      ],
+    ]);
+    expect(JSON.stringify(rows)).not.toContain(user.username);
   });
 });
 
