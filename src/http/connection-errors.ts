@@ -123,13 +123,19 @@ export function answerConnect(log: FastifyBaseLogger) {
   };
 }
 
-/** The pages' paths that take a path parameter (the console's): a browser there gets a page, not JSON. */
-const PAGE_PATHS = /^\/admin(\/|$)/;
+/**
+ * The pages' paths that take a path parameter (the console's, the developer portal's): a browser
+ * there gets a page, not JSON, with the way back to where it was.
+ */
+const PAGE_PATHS: ReadonlyArray<{ path: RegExp; home: string; back: string }> = [
+  { path: /^\/admin(\/|$)/, home: '/admin', back: 'Back to the console' },
+  { path: /^\/developers(\/|$)/, home: '/developers', back: 'Back to the developer portal' },
+];
 
 /** A plain page for a router error on a page's path: no route ran, so not the pages' own renderer. */
-function routerErrorPage(error: ApiError): string {
+function routerErrorPage(error: ApiError, way: { home: string; back: string }): string {
   const title = `${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`;
-  return `<!doctype html><html lang="en"><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><p>${error.description}</p><p><a href="/admin">Back to the console</a></p></html>`;
+  return `<!doctype html><html lang="en"><meta charset="utf-8"><title>${title}</title><h1>${title}</h1><p>${error.description}</p><p><a href="${way.home}">${way.back}</a></p></html>`;
 }
 
 /**
@@ -150,8 +156,8 @@ export function answerFrameworkError(
           'invalid_request',
           'The path of the URL is not valid: a percent-encoding is malformed.',
         );
-  const page = PAGE_PATHS.test(request.url);
-  const body = page ? routerErrorPage(apiError) : JSON.stringify(apiError.toBody());
+  const page = PAGE_PATHS.find((each) => each.path.test(request.url));
+  const body = page ? routerErrorPage(apiError, page) : JSON.stringify(apiError.toBody());
   reply.raw.writeHead(apiError.status, {
     'content-type': page ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOwnedApp } from '../../src/modules/developer-apps/apps.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeOperator, nextCode, type TestOperator } from '../helpers/console.js';
 import { makeClient, makeOfficialApp, makeUser, mintCode, type TestClient } from '../helpers/factories.js';
@@ -52,6 +53,8 @@ interface Credentials {
   /** The signed-in browser's cookies (session and CSRF) and the CSRF token of its forms. */
   cookie: string;
   csrfToken: string;
+  /** An application the signed-in account owns in the developer portal. */
+  portalClientId: string;
   /** Who that browser is signed in as (a baseline may send the password to re-authenticate). */
   username: string;
   password: string;
@@ -70,6 +73,7 @@ const SESSION_FAMILIES: ReadonlyArray<readonly [string, (path: string) => boolea
   ['logout', (path) => path.startsWith('/api/v1/oauth/logout') || path === '/signout'],
   ['par', (path) => path === '/api/v1/oauth/par'],
   ['console', (path) => path.startsWith('/admin')],
+  ['developers', (path) => path.startsWith('/developers')],
 ];
 
 /** Other routes a signed-in browser reaches, favoured as the families are. */
@@ -138,6 +142,17 @@ const PARAMETER_NAMES = [
   'login',
   'id_token_hint',
   'post_logout_redirect_uri',
+  // The developer portal's forms.
+  'site_url',
+  'redirect_uris',
+  'kind',
+  'confirm_name',
+  'secret_id',
+  'expires_in',
+  'in',
+  'uses',
+  'token_id',
+  'user_id',
 ];
 
 const hostile = fc.constantFrom(
@@ -174,6 +189,7 @@ const hostile = fc.constantFrom(
   ' ',
   // Replaced by the real values at sending time (see `real`), to get past the first checks.
   '$client_id',
+  '$portal_client_id',
   '$mobile_client_id',
   '$redirect_uri',
   '$access_token',
@@ -408,6 +424,15 @@ const BASELINES: Record<
   },
   'POST /api/v1/oauth/logout/confirm': { form: [['decision', 'signout']] },
   'POST /signout': { form: [] },
+  'POST /developers/apps': {
+    form: [
+      ['name', 'Fuzz'],
+      ['site_url', 'https://fuzz.example'],
+      ['redirect_uris', 'https://fuzz.example/cb'],
+      ['kind', 'confidential'],
+    ],
+  },
+  'POST /developers/tokens': { form: [['uses', '1']] },
   // The signed-in user's own password ($password, never generated): a re-authenticated session
   // reaches past the pages' re-authentication check to the forms that change how it signs in.
   'POST /account/reauthenticate': { form: [['password', '$password']] },
@@ -496,6 +521,8 @@ function real(value: string): string {
   switch (value) {
     case '$client_id':
       return credentials.client.clientId;
+    case '$portal_client_id':
+      return credentials.portalClientId;
     case '$mobile_client_id':
       return credentials.mobileClientId;
     case '$redirect_uri':
@@ -778,6 +805,21 @@ beforeAll(async () => {
     idToken: refreshable.id_token ?? '',
     cookie: '',
     csrfToken: '',
+    portalClientId: (
+      await createOwnedApp(
+        t.database.db,
+        { config: t.config, clock: t.clock },
+        {
+          ownerUserId: user.id,
+          input: {
+            name: 'Fuzz App',
+            siteUrl: 'https://app.example',
+            redirectUris: ['https://app.example/cb'],
+          },
+          via: 'portal',
+        },
+      )
+    ).client_id,
     username: user.username,
     password: user.password,
     operator,
@@ -824,7 +866,7 @@ describe('every route under generated hostile input', () => {
         const elsewhere =
           request.badPathTail !== null ||
           (/:[A-Za-z_]/.test(route.path) && /^\.{1,2}$/.test(request.pathValue));
-        const consoleTail = elsewhere && route.path.startsWith('/admin');
+        const consoleTail = elsewhere && /^\/(admin|developers)(\/|$)/.test(route.path);
         checkResponse(
           route,
           consoleTail ? 'either' : answersPages(route) && request.badPathTail === null,

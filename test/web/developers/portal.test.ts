@@ -28,6 +28,13 @@ describe(`the developer portal on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, (
     );
   });
 
+  it('answers a client_id longer than any with a page back to the portal, as the console does', async () => {
+    const res = await new Browser(t.app).get(`/developers/apps/${'a'.repeat(300)}`);
+    expect(res.statusCode).toBe(414);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.body).toContain('<a href="/developers">Back to the developer portal</a>');
+  });
+
   it('asks an account without a confirmed e-mail address to confirm it first', async () => {
     const { browser } = await signedIn(t, { emailVerified: false });
     const res = await browser.get('/developers');
