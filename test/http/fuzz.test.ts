@@ -2,9 +2,17 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedApp } from '../../src/modules/developer-apps/apps.service.js';
+import { createRegistrationToken } from '../../src/modules/developer-apps/registration-tokens.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeOperator, nextCode, type TestOperator } from '../helpers/console.js';
-import { makeClient, makeOfficialApp, makeUser, mintCode, type TestClient } from '../helpers/factories.js';
+import {
+  depsOf,
+  makeClient,
+  makeOfficialApp,
+  makeUser,
+  mintCode,
+  type TestClient,
+} from '../helpers/factories.js';
 import { hiddenFields } from '../helpers/html.js';
 import { basic, exchangeCode } from '../helpers/http.js';
 
@@ -60,6 +68,10 @@ interface Credentials {
   password: string;
   /** The same account as a console owner, with its authenticator app's key. */
   operator: TestOperator;
+  /** An operator's RFC 7591 initial access token of many uses. */
+  initialAccessToken: string;
+  /** A client it registered, with its RFC 7592 registration access token (registered again once deleted). */
+  registered: { clientId: string; accessToken: string };
 }
 
 /**
@@ -195,6 +207,7 @@ const hostile = fc.constantFrom(
   '$access_token',
   '$refresh_token',
   '$id_token',
+  '$registered_client_id',
   'device-12345678',
 );
 
@@ -301,7 +314,16 @@ const body: fc.Arbitrary<Body> = fc.oneof(
     .map<Body>(([contentType, payload]) => ({ kind: 'raw', contentType, payload })),
 );
 
-type Auth = 'none' | 'bearer' | 'wallet-bearer' | 'bearer-garbage' | 'basic' | 'basic-garbage' | 'odd';
+type Auth =
+  | 'none'
+  | 'bearer'
+  | 'wallet-bearer'
+  | 'bearer-garbage'
+  | 'basic'
+  | 'basic-garbage'
+  | 'odd'
+  | 'initial-token'
+  | 'registration-token';
 
 const auth = fc.constantFrom<Auth>(
   'none',
@@ -311,6 +333,8 @@ const auth = fc.constantFrom<Auth>(
   'basic',
   'basic-garbage',
   'odd',
+  'initial-token',
+  'registration-token',
 );
 
 const oddAuthorization = fc.constantFrom(
@@ -326,6 +350,12 @@ const oddAuthorization = fc.constantFrom(
   'DPoP x',
   'Digest x',
 );
+
+const REGISTRATION_METADATA = {
+  client_name: 'fuzz',
+  client_uri: 'https://site.example',
+  redirect_uris: ['https://site.example/callback'],
+};
 
 /**
  * A valid request per route, which a generated request may start from and then change: without
@@ -436,6 +466,11 @@ const BASELINES: Record<
   // The signed-in user's own password ($password, never generated): a re-authenticated session
   // reaches past the pages' re-authentication check to the forms that change how it signs in.
   'POST /account/reauthenticate': { form: [['password', '$password']] },
+  // RFC 7591 registration and RFC 7592's replacement, with valid metadata to change.
+  'POST /api/v1/oauth/register': { json: REGISTRATION_METADATA },
+  'PUT /api/v1/oauth/register/:client_id': {
+    json: { client_id: '$registered_client_id', ...REGISTRATION_METADATA },
+  },
   'POST /api/v1/mobile/verify/second-factor': {
     json: {
       client_id: '$mobile_client_id',
@@ -513,6 +548,10 @@ function authorization(request: GeneratedRequest): string | undefined {
       return `Basic ${Buffer.from(`${credentials.client.clientId}:wrong`).toString('base64')}`;
     case 'odd':
       return request.oddAuthorization;
+    case 'initial-token':
+      return `Bearer ${credentials.initialAccessToken}`;
+    case 'registration-token':
+      return `Bearer ${credentials.registered.accessToken}`;
   }
 }
 
@@ -537,6 +576,8 @@ function real(value: string): string {
       return POST_LOGOUT_REDIRECT_URI;
     case '$password':
       return credentials.password;
+    case '$registered_client_id':
+      return credentials.registered.clientId;
     default:
       return value;
   }
@@ -553,7 +594,7 @@ function realJson(value: unknown): unknown {
 /** The request as light-my-request sends it. */
 function toInject(request: GeneratedRequest) {
   const route = routes[request.route] as CatalogueRoute;
-  const routePath = route.path.replace(/:[A-Za-z_]+/g, () => percentEncode(request.pathValue));
+  const routePath = route.path.replace(/:[A-Za-z_]+/g, () => percentEncode(real(request.pathValue)));
   const path = request.badPathTail === null ? routePath : `${routePath}/${request.badPathTail}`;
   const baseline = request.fromBaseline ? BASELINES[`${route.method} ${route.path}`] : undefined;
   const queryPairs = overlay(baseline?.query, request.query, request.repeat).map(
@@ -739,6 +780,22 @@ async function signedInBrowser(
   return csrf ? { cookies, csrf } : null;
 }
 
+/** Registers a client with the initial access token (RFC 7591): after a generated DELETE ended the last one. */
+async function freshRegistration(): Promise<void> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/oauth/register',
+    headers: {
+      authorization: `Bearer ${credentials.initialAccessToken}`,
+      'content-type': 'application/json',
+    },
+    payload: JSON.stringify(REGISTRATION_METADATA),
+  });
+  expect(res.statusCode).toBe(201);
+  const body = res.json() as { client_id: string; registration_access_token: string };
+  credentials.registered = { clientId: body.client_id, accessToken: body.registration_access_token };
+}
+
 /** Uses a signed-in browser from now on. */
 function useBrowser(browser: { cookies: Map<string, string>; csrf: string }): void {
   jar = browser.cookies;
@@ -823,7 +880,16 @@ beforeAll(async () => {
     username: user.username,
     password: user.password,
     operator,
+    initialAccessToken: (
+      await createRegistrationToken(t.database.db, depsOf(t).ctx, {
+        ownerUserId: null,
+        createdBy: 'cli',
+        uses: 1000,
+      })
+    ).token,
+    registered: { clientId: '', accessToken: '' },
   };
+  await freshRegistration();
   useBrowser(browser);
   const catalogue = await t.app.inject({ method: 'GET', url: '/api/v1/' });
   routes = (catalogue.json() as { routes: CatalogueRoute[] }).routes.map((route) => ({
@@ -841,6 +907,8 @@ describe('every route under generated hostile input', () => {
   }, async () => {
     process.stdout.write(`fuzz: seed ${SEED}, ${RUNS} requests (replay with FUZZ_SEED=${SEED})\n`);
     let sent = 0;
+    /** Requests to the registration routes that got past their token (not a 401). */
+    let registrationReached = 0;
     const favoured = routes.flatMap((route, index) =>
       familyOf(route.path) !== undefined || SESSION_ROUTES.includes(route.path) ? [index] : [],
     );
@@ -856,6 +924,14 @@ describe('every route under generated hostile input', () => {
           credentials.cookie = cookieHeader(jar);
           sessionDirty = true;
         }
+        if (route.path.startsWith('/api/v1/oauth/register') && res.statusCode !== 401) registrationReached++;
+        // RFC 7592 §2.3: a generated DELETE with the registration access token ended its client.
+        if (
+          route.method === 'DELETE' &&
+          route.path.startsWith('/api/v1/oauth/register/') &&
+          res.statusCode === 204
+        )
+          await freshRegistration();
         const family = walked.get(familyOf(route.path) ?? '');
         if (family && !request.withSession) family.anonymous++;
         if (family && request.withSession && request.withCsrf) family.live++;
@@ -887,6 +963,7 @@ describe('every route under generated hostile input', () => {
         expect(count.anonymous, name).toBeGreaterThan(0);
       }
       expect(walked.get('account')?.signedIn).toBeGreaterThan(0);
+      expect(registrationReached).toBeGreaterThan(0);
     }
 
     // Healthy after: the public routes answer, a fresh code still becomes a working token.

@@ -294,7 +294,7 @@ describe('CLIENT_REGISTRATION', () => {
     } finally {
       await closed.close();
     }
-  });
+  }, 120_000);
 
   it('open: registered unapproved too (the consent page marks it until an operator approves it)', async () => {
     const open = await createTestApp({ env: { CLIENT_REGISTRATION: 'open' } });
@@ -310,5 +310,5 @@ describe('CLIENT_REGISTRATION', () => {
     } finally {
       await open.close();
     }
-  });
+  }, 120_000);
 });

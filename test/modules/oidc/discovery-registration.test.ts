@@ -1,16 +1,21 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoveryDocument } from '../../../src/modules/oidc/discovery.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 
 /* Discovery names the RFC 7591 registration endpoint (RFC 8414 §2) unless registration is closed. */
 
-const apps: TestApp[] = [];
-afterAll(() => Promise.all(apps.map((t) => t.close())));
+const apps = new Map<string, TestApp>();
+beforeAll(async () => {
+  for (const mode of ['open', 'approval', 'closed'])
+    apps.set(mode, await createTestApp({ env: { CLIENT_REGISTRATION: mode } }));
+}, 180_000);
+afterAll(() => Promise.all([...apps.values()].map((t) => t.close())));
 
 async function discovered(mode: string): Promise<Record<string, unknown>> {
-  const t = await createTestApp({ env: { CLIENT_REGISTRATION: mode } });
-  apps.push(t);
-  const res = await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' });
+  const res = await (apps.get(mode) as TestApp).app.inject({
+    method: 'GET',
+    url: '/.well-known/openid-configuration',
+  });
   expect(res.statusCode).toBe(200);
   return res.json();
 }
