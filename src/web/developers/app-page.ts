@@ -6,9 +6,11 @@ import { listOwners, type OwnedApp } from '../../modules/developer-apps/apps.ser
 import { shownProblems } from '../client-problems.js';
 import type { ClientFormValues } from '../console/clients-forms.js';
 import { pageLocale } from '../pages.js';
+import { activitySection } from './app-activity.js';
 import { appValuesFromClient } from './app-forms.js';
 import { requiredDeveloper } from './developers-guard.js';
 import { appStatus, renderDevelopersPage } from './developers-pages.js';
+import { developersTexts } from './i18n/index.js';
 import { appPath } from './paths.js';
 
 /** The expiries the "add a secret" form offers, in seconds ('' : none). */
@@ -41,8 +43,8 @@ export interface AppPageState {
 }
 
 /**
- * An application's page: its status, the settings form, the wallet request, its secrets, owners
- * and deletion. Every section reads through its service (never a table).
+ * An application's page: its status, the settings form, the wallet request, its secrets, owners,
+ * activity and deletion. Every section reads through its service (never a table).
  */
 export async function renderAppPage(
   reply: FastifyReply,
@@ -56,6 +58,12 @@ export async function renderAppPage(
   const secrets = confidential ? await listClientSecrets(db, ctx, client.client_id) : [];
   const owners = await listOwners(db, clientPk);
   const me = requiredDeveloper(reply.request).userId;
+  const d = developersTexts(pageLocale(reply.request, reply));
+  const activity = await activitySection(
+    deps,
+    { clientId: client.client_id, clientPk },
+    { signIns: d.activityColumns.signIns, activeUsers: d.activityColumns.activeUsers },
+  );
   return renderDevelopersPage(
     reply,
     deps,
@@ -85,6 +93,7 @@ export async function renderAppPage(
       username: page.username ?? '',
       deleteProblem: page.deleteProblem ?? null,
       secretAdded: page.secretAdded ?? null,
+      activity,
     },
     { status: page.status, switchBase: appPath(client.client_id) },
   );

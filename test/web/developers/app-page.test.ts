@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordRefusal } from '../../../src/modules/client-activity/refusals.service.js';
+import { UnregisteredRedirectUri } from '../../../src/modules/oauth/authorize/checks.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { hiddenFields } from '../../helpers/browser.js';
 import { usingPostgres } from '../../helpers/database.js';
+import { depsOf } from '../../helpers/factories.js';
 import { createApp, shownValue, signedIn, textOf, validApp } from './portal-helpers.js';
 
 /*
  * An application's page in the developer portal through app.inject: every form of it (settings,
  * the wallet request, secrets, co-owners, deletion), each re-rendering the page with a
  * confirmation line or its problems beside the field (English and Russian); the forms that decide
- * who or what acts as the application asking for a recent re-authentication;
- * and the account's registration tokens on the list page.
+ * who or what acts as the application asking for a recent re-authentication; the activity with
+ * the refused requests; and the account's registration tokens on the list page.
  */
 let t: TestApp;
 const WINDOW_S = 300;
@@ -204,6 +207,36 @@ describe(`an application's page on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, 
     expect(textOf(list.body)).toContain('The application was deleted.');
     expect(list.body).not.toContain(clientId);
     expect((await browser.get(page(clientId))).statusCode).toBe(404);
+  });
+
+  it('shows the activity and the refused requests, a trailing-slash redirect_uri with both values', async () => {
+    const { browser } = await signedIn(t);
+    const { clientId } = await createApp(browser);
+    const seen = {
+      endpoint: 'authorize' as const,
+      clientId,
+      params: { redirect_uri: 'https://books.example/cb/', response_type: 'code' },
+    };
+    const error = new UnregisteredRedirectUri('https://books.example/cb/', [
+      'https://books.example/cb',
+      'https://books.example/cb2',
+    ]);
+    await recordRefusal(t.database.db, depsOf(t).ctx, seen, error, t.clock.now());
+    const shown = await browser.get(page(clientId));
+    const text = textOf(shown.body);
+    expect(text).toContain('Refused requests');
+    expect(text).toContain('The redirect_uri is not registered for this application.');
+    expect(text).toContain(
+      'Sent “https://books.example/cb/”, registered “https://books.example/cb”: they differ only by a trailing slash',
+    );
+    expect(shown.body).toContain('<code class="url differs">https://books.example/cb/</code>');
+    expect(shown.body).toContain('<code class="url differs">https://books.example/cb</code>');
+    expect(shown.body).toMatch(/class="dashboard-plot developers-plot" data-chart="/);
+    expect([...shown.body.matchAll(/<tr><td>2026-\d\d-\d\d<\/td>/g)]).toHaveLength(30);
+    // Another account's application never shows this one's refusals.
+    const other = await signedIn(t);
+    const theirs = await createApp(other.browser);
+    expect((await other.browser.get(page(theirs.clientId))).body).not.toContain('books.example/cb/');
   });
 });
 
