@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Deps } from '../../context.js';
 import { answeredError } from '../../http/request-log.js';
+import type { ApiError } from '../../lib/errors.js';
 import { rollups } from '../rollups/rollup-recorder.js';
 import { RefusalRate } from './refusal-rate.js';
 import {
@@ -56,6 +57,15 @@ export function noteClientKnown(request: FastifyRequest): void {
  * send one in any client_id's name.
  */
 export function installRefusalLog(app: FastifyInstance, { db, ctx }: Deps): void {
+  const logRefusal = (seen: Seen, error: ApiError) => {
+    const at = ctx.clock.now();
+    if (!rate.take(seen.clientId, at.getTime())) return;
+    app.afterResponse.run('refused request log', async () => {
+      const written = await recordRefusal(db, ctx, seen, error, at);
+      if (written && seen.endpoint === 'token' && !seen.known)
+        rollups.tokenRequest(seen.clientId, error.error);
+    });
+  };
   app.addHook('onResponse', (request, reply, done) => {
     const seen = seenRequests.get(request);
     if (seen !== undefined) {
@@ -63,14 +73,7 @@ export function installRefusalLog(app: FastifyInstance, { db, ctx }: Deps): void
       if (seen.endpoint === 'token' && seen.known) {
         rollups.tokenRequest(seen.clientId, reply.statusCode < 400 ? 'ok' : (error?.error ?? 'other'));
       }
-      const at = ctx.clock.now();
-      if (error !== undefined && isLoggedRefusal(error) && rate.take(seen.clientId, at.getTime())) {
-        app.afterResponse.run('refused request log', async () => {
-          const written = await recordRefusal(db, ctx, seen, error, at);
-          if (written && seen.endpoint === 'token' && !seen.known)
-            rollups.tokenRequest(seen.clientId, error.error);
-        });
-      }
+      if (error !== undefined && isLoggedRefusal(error)) logRefusal(seen, error);
     }
     done();
   });
