@@ -273,3 +273,16 @@ export async function searchClients(db: Kysely<Database>, query: string, limit: 
   const rows = await select.orderBy('id', 'desc').limit(limit).execute();
   return rows.map(toClient);
 }
+
+/** Clients no operator approved yet and not deleted (the console's "awaiting approval"), newest first. */
+export async function listUnapprovedClients(db: Kysely<Database>, limit: number): Promise<Client[]> {
+  const rows = await db
+    .selectFrom('clients')
+    .selectAll()
+    .where('approved_at', 'is', null)
+    .where('deleted_at', 'is', null)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map(toClient);
+}

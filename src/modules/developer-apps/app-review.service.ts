@@ -1,12 +1,20 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import type { ClientRegisteredVia } from '../../db/schema-developers.js';
 import { inTransaction } from '../../db/transaction.js';
 import { NotFound } from '../../lib/errors.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import type { ClientAudit } from '../clients/client-input.js';
-import { lockClientByClientId, updateClientColumns } from '../clients/clients.repository.js';
+import {
+  findClientByClientId,
+  listUnapprovedClients,
+  lockClientByClientId,
+  updateClientColumns,
+} from '../clients/clients.repository.js';
 import { change, mailOwners } from './app-mail.js';
+import { type OwnedAppView, presentOwnedApp } from './apps.service.js';
+import { type AppOwner, listOwners } from './owners.repository.js';
 
 /*
  * What operators decide about applications their owners registered (the console): approval, and
@@ -76,4 +84,39 @@ export async function grantWallet(
     );
     await mailOwners(trx, ctx, change(client, null, { kind: 'wallet_granted' }));
   });
+}
+
+/** What the console shows of an application's registration: how, by whom, its approval and wallet request. */
+export interface ClientReview {
+  registeredVia: ClientRegisteredVia;
+  owners: AppOwner[];
+  approvedAt: string | null;
+  wallet: boolean;
+  walletRequestedAt: string | null;
+  deletedAt: string | null;
+}
+
+/** The registration of one client as the console shows it; undefined for an unknown client_id. */
+export async function findClientReview(
+  db: Kysely<Database>,
+  clientId: string,
+): Promise<ClientReview | undefined> {
+  const client = clientId.length > 200 ? undefined : await findClientByClientId(db, clientId);
+  if (!client) return undefined;
+  return {
+    registeredVia: client.registeredVia,
+    owners: await listOwners(db, client.id),
+    approvedAt: client.approvedAt?.toISOString() ?? null,
+    wallet: client.wallet,
+    walletRequestedAt: client.walletRequestedAt?.toISOString() ?? null,
+    deletedAt: client.deletedAt?.toISOString() ?? null,
+  };
+}
+
+/** The applications no operator approved yet (not deleted), newest first: the console's "awaiting approval". */
+export async function listClientsAwaitingApproval(
+  db: Kysely<Database>,
+  limit = 100,
+): Promise<OwnedAppView[]> {
+  return (await listUnapprovedClients(db, limit)).map(presentOwnedApp);
 }

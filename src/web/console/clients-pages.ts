@@ -3,6 +3,7 @@ import type { Deps } from '../../context.js';
 import { SIGNING_ALGORITHMS } from '../../lib/signing-algorithms.js';
 import { listClientSecrets } from '../../modules/clients/client-secret.service.js';
 import type { ClientView } from '../../modules/clients/clients.schemas.js';
+import { findClientReview } from '../../modules/developer-apps/app-review.service.js';
 import { shownProblems } from '../client-problems.js';
 import { pageLocale } from '../pages.js';
 import { chartScriptHrefs, uplotStylesheet } from './chart-assets.js';
@@ -49,7 +50,7 @@ function formData(reply: FastifyReply, values: ClientFormValues, errors: FieldEr
 export function renderClientList(
   reply: FastifyReply,
   deps: Deps,
-  page: { query: string; clients: ClientView[] },
+  page: { query: string; clients: ClientView[]; pending?: boolean },
 ): FastifyReply {
   return renderConsolePage(reply, deps, 'console/clients', {
     title: texts(reply).title,
@@ -124,6 +125,7 @@ export async function renderClient(
       title: page.client.name,
       area: 'clients',
       client: page.client,
+      review: await findClientReview(deps.db, page.client.client_id),
       overlapUntil: untilText(reply, page.client.previous_secret_expires_at),
       secrets,
       done: page.done,

@@ -3,9 +3,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../context.js';
 import { findClientDetails, searchClients } from '../../modules/clients/clients.service.js';
+import { listClientsAwaitingApproval } from '../../modules/developer-apps/app-review.service.js';
 import { text } from '../page-forms.js';
 import { PageError } from '../pages.js';
 import { consoleClientActionRoutes } from './clients-actions.routes.js';
+import { consoleClientReviewRoutes } from './clients-review.routes.js';
 import { valuesFromForm } from './clients-forms.js';
 import {
   CLIENTS_PATH,
@@ -16,9 +18,9 @@ import {
 } from './clients-pages.js';
 
 /** The statuses a change redirects back with (`?done=`): anything else shows none. */
-const DONE = ['updated', 'disabled', 'enabled', 'unchanged'] as const;
+const DONE = ['updated', 'disabled', 'enabled', 'unchanged', 'approved', 'wallet_granted'] as const;
 
-const listQuery = z.object({ q: text });
+const listQuery = z.object({ q: text, pending: text });
 const clientParams = z.object({ id: z.string().max(200) });
 const showQuery = z.object({ done: text });
 
@@ -42,6 +44,13 @@ export const consoleClientsRoutes: FastifyPluginAsync<Deps> = async (app, deps) 
     },
     async (request, reply) => {
       const query = (request.query.q ?? '').trim().slice(0, 200);
+      // ?pending=1: the applications no operator approved yet (CLIENT_REGISTRATION).
+      if (request.query.pending === '1')
+        return renderClientList(reply, deps, {
+          query,
+          clients: await listClientsAwaitingApproval(deps.db),
+          pending: true,
+        });
       return renderClientList(reply, deps, { query, clients: await searchClients(deps.db, query) });
     },
   );
@@ -78,4 +87,5 @@ export const consoleClientsRoutes: FastifyPluginAsync<Deps> = async (app, deps) 
   );
 
   await app.register(consoleClientActionRoutes, deps);
+  await app.register(consoleClientReviewRoutes, deps);
 };

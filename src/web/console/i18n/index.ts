@@ -4,12 +4,14 @@ import { clientsEn } from './en-clients.js';
 import { commonEn } from './en-common.js';
 import { dashboardEn } from './en-dashboard.js';
 import { platformEn } from './en-platform.js';
+import { reviewEn } from './en-review.js';
 import { usersEn } from './en-users.js';
 import { auditRu } from './ru-audit.js';
 import { clientsRu } from './ru-clients.js';
 import { commonRu } from './ru-common.js';
 import { dashboardRu } from './ru-dashboard.js';
 import { platformRu } from './ru-platform.js';
+import { reviewRu } from './ru-review.js';
 import { usersRu } from './ru-users.js';
 
 /** The console's texts of one language, by area: the `c` of its templates. */
@@ -18,6 +20,8 @@ export interface ConsoleTexts {
   dashboard: typeof dashboardEn;
   users: typeof usersEn;
   clients: typeof clientsEn;
+  /** Applications that site owners registered: owners, approval, the wallet request. */
+  review: typeof reviewEn;
   audit: typeof auditEn;
   platform: typeof platformEn;
 }
@@ -28,6 +32,7 @@ const TEXTS: Record<Locale, ConsoleTexts> = {
     dashboard: dashboardEn,
     users: usersEn,
     clients: clientsEn,
+    review: reviewEn,
     audit: auditEn,
     platform: platformEn,
   },
@@ -36,6 +41,7 @@ const TEXTS: Record<Locale, ConsoleTexts> = {
     dashboard: dashboardRu,
     users: usersRu,
     clients: clientsRu,
+    review: reviewRu,
     audit: auditRu,
     platform: platformRu,
   },
