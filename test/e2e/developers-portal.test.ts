@@ -14,7 +14,8 @@ import {
 /**
  * The developer portal as a site owner uses it in Chromium: create an application and read its
  * secret (shown once, copied with the button, and working at the token endpoint), a refused form
- * with its problems beside the fields, the application's page with a new secret for a rotation;
+ * with its problems beside the fields, the application's page with a new secret for a rotation,
+ * its log of refused requests (a redirect_uri with a trailing slash shown beside the registered one);
  * each page in English and Russian, at 390 px and on a desktop without sideways scrolling,
  * axe-clean in the light and the dark scheme, and every control reached by Tab alone. The tests
  * run in order.
@@ -119,6 +120,38 @@ describe.skipIf(skipBrowserTests)('the developer portal, in Chromium', () => {
     expect(await page.locator('#secrets-heading').textContent()).toBe('Секреты клиента');
     await checkPortalPage(page, 'app ru', 'developers-app-ru');
     await page.goto(`${base}/developers?lang=en`);
+  });
+
+  it("reads a refused request in the application's log: a redirect_uri with a trailing slash, with both values", async () => {
+    const authorize = new URL('/api/v1/oauth/authorize', base);
+    for (const [name, value] of Object.entries({
+      client_id: created.clientId,
+      redirect_uri: 'https://lantern.example/cb/',
+      response_type: 'code',
+      scope: 'openid',
+      state: 'st',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }))
+      authorize.searchParams.set(name, value);
+    const refused = await page.goto(authorize.href);
+    expect(refused?.status()).toBe(400);
+    const appPage = `${base}/developers/apps/${created.clientId}`;
+    // The log is written once the answer is sent.
+    await expect
+      .poll(async () => {
+        await page.goto(appPage);
+        return page.locator('.near-miss').count();
+      })
+      .toBe(1);
+    expect(await page.locator('.near-miss').textContent()).toBe(
+      'Sent “https://lantern.example/cb/”, registered “https://lantern.example/cb”: they differ only by a trailing slash, and redirect URIs must match exactly.',
+    );
+    expect(await page.locator('.refusals code.differs').allTextContents()).toEqual([
+      'https://lantern.example/cb/',
+      'https://lantern.example/cb',
+    ]);
+    await checkPortalPage(page, 'refusals', 'developers-refusals-en');
     expect(pageErrors).toEqual([]);
   });
 });
