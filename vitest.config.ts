@@ -16,7 +16,10 @@ export default defineConfig({
     // database handle; the metrics test compares what it adds).
     isolate: false,
     testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // A file's set-up makes its database from the migrated template (about 2 s of CPU on PGlite):
+    // alone at a load average of 30 on two cores that took 17 s, and with four files at once at a
+    // load average of about 20 one such beforeAll went past the 60 s this limit used to be.
+    hookTimeout: 120_000,
     // A summary line CI can read, and failures in full.
     reporters: ['default'],
   },
