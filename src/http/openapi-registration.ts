@@ -1,7 +1,7 @@
 /**
  * What the OpenAPI document says of RFC 7591 registration and RFC 7592 management, whose routes
  * read their JSON themselves (so that every refusal is an RFC 7591 §3.2.2 error): their bodies,
- * answers and tokens. test/modules/oauth/registration.test.ts checks real answers against them.
+ * answers and tokens. test/http/openapi-registration.test.ts checks real answers against them.
  */
 
 type JsonSchema = Record<string, unknown>;
