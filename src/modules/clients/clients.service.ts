@@ -176,6 +176,8 @@ export async function updateClient(
     if (data.name !== undefined) changes.name = data.name;
     if (data.siteUrl !== undefined) changes.siteUrl = data.siteUrl;
     if (data.wallet !== undefined) changes.wallet = data.wallet;
+    // The right granted (`idp clients update --wallet true`) answers its owners' request.
+    if (data.wallet === true && row.walletRequestedAt !== null) changes.walletRequestedAt = null;
     if (data.officialMobile !== undefined) changes.officialMobile = data.officialMobile;
     if (data.requirePar !== undefined) changes.requirePar = data.requirePar;
     // Takes effect with the next id_token: the client cache drops the row on its `c:` announcement.

@@ -32,6 +32,8 @@ export const EXPIRING = [
   { table: 'pushed_authorization_requests', column: 'expires_at' },
   // A DPoP proof past its acceptance window is refused by its iat anyway (RFC 9449 §11.1).
   { table: 'dpop_proofs', column: 'expires_at' },
+  // An expired initial access token registers nothing (RFC 7591 §3); used-up ones expire too.
+  { table: 'registration_tokens', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */

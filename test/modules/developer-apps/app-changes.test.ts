@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../src/lib/clock.js';
 import { disableUser } from '../../../src/modules/accounts/accounts.service.js';
+import { updateClient } from '../../../src/modules/clients/clients.service.js';
 import { grantWallet } from '../../../src/modules/developer-apps/app-review.service.js';
 import {
   addCoOwner,
@@ -274,6 +275,17 @@ describe('the wallet right', () => {
     );
     const again = await requestWallet(database.db, ctx(), owner.id, app.client_id).catch((e: unknown) => e);
     expect(again).toMatchObject({ status: 400, fields: { wallet: expect.any(String) } });
+  });
+
+  it('is answered by the CLI too: idp clients update --wallet true clears the request', async () => {
+    const owner = await makeOwner(database.db, ctx());
+    const app = await appOf(owner);
+    await requestWallet(database.db, ctx(), owner.id, app.client_id);
+    await updateClient(database.db, ctx(), app.client_id, { wallet: true });
+    expect((await findOwnedApp(database.db, owner.id, app.client_id))?.client).toMatchObject({
+      wallet: true,
+      wallet_requested: false,
+    });
   });
 });
 

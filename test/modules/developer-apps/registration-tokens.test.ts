@@ -6,6 +6,7 @@ import {
   listRegistrationTokens,
   revokeRegistrationToken,
 } from '../../../src/modules/developer-apps/registration-tokens.service.js';
+import { purgeExpired } from '../../../src/modules/housekeeping/purge.service.js';
 import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { makeOwner } from './helpers.js';
@@ -62,6 +63,20 @@ describe("an owner's tokens", () => {
     clock.advance(600_000);
     expect(await consumeRegistrationToken(database.db, made.token, clock.now())).toBeNull();
     expect(await listRegistrationTokens(database.db, ctx(), owner.id)).toEqual([]);
+  });
+
+  it('are purged once expired, used up or not', async () => {
+    const owner = await makeOwner(database.db, ctx());
+    const expiring = await portalToken(owner.id, { expiresInSeconds: 60 });
+    const live = await portalToken(owner.id);
+    clock.advance(61_000);
+    await purgeExpired(database.db, ctx(), { batchSize: 100, pauseMs: 0 });
+    const left = await database.db
+      .selectFrom('registration_tokens')
+      .select('id')
+      .where('id', 'in', [expiring.id, live.id])
+      .execute();
+    expect(left.map((row) => Number(row.id))).toEqual([live.id]);
   });
 
   it('give their last use to one registration of many racing for it', async () => {
