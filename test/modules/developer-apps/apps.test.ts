@@ -11,6 +11,7 @@ import {
   updateOwnedApp,
 } from '../../../src/modules/developer-apps/apps.service.js';
 import { isOwnerOf } from '../../../src/modules/developer-apps/owners.repository.js';
+import { insertMail } from '../../../src/modules/mail/outbox.repository.js';
 import { testConfig } from '../../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
 import { auditOf, mailTo, makeOwner, site } from './helpers.js';
@@ -53,6 +54,35 @@ describe('createOwnedApp', () => {
     expect(mail[0]?.text_body).toContain(`${owner.username}: registered the application.`);
     expect(mail[0]?.text_body).toContain(app.client_id);
     expect(mail[0]?.text_body).not.toContain(app.client_secret);
+  });
+
+  it('writes to an owner in the language of their latest message, and not to an unconfirmed address', async () => {
+    const russian = await makeOwner(database.db, ctx());
+    await insertMail(
+      database.db,
+      {
+        kind: 'email_verification',
+        userId: russian.id,
+        recipient: russian.email,
+        locale: 'ru',
+        subject: 's',
+        text: 't',
+        html: 'h',
+      },
+      clock.now(),
+    );
+    await createOwnedApp(database.db, ctx(), { ownerUserId: russian.id, input: site(), via: 'portal' });
+    const [, notice] = await mailTo(database.db, russian.email);
+    expect(notice).toMatchObject({
+      kind: 'app_changed',
+      locale: 'ru',
+      subject: 'Ваше приложение «My Site» изменено',
+    });
+    expect(notice?.text_body).toContain(`${russian.username}: регистрирует приложение.`);
+
+    const unconfirmed = await makeOwner(database.db, ctx(), { emailVerified: false });
+    await createOwnedApp(database.db, ctx(), { ownerUserId: unconfirmed.id, input: site(), via: 'portal' });
+    expect(await mailTo(database.db, unconfirmed.email)).toEqual([]);
   });
 
   it('gives an RFC 7591 registration its registration access token, stored as a hash', async () => {
