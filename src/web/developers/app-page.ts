@@ -26,6 +26,8 @@ export const APP_DONE = [
   'secret_expired',
   'owner_added',
   'owner_removed',
+  'disabled',
+  'enabled',
 ] as const;
 
 /** What a refused form of the page shows again: its values and the problem of each field. */

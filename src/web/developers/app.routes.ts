@@ -97,6 +97,41 @@ export const appRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     },
   );
 
+  for (const [action, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
+    routes.post(
+      `${APPS_PATH}/:client_id/${action}`,
+      {
+        config: appPost(
+          disabled
+            ? 'Developer portal: disable an application, ending its tokens and codes at once (form POST)'
+            : 'Developer portal: enable a disabled application again (form POST)',
+          { revokes: disabled },
+        ),
+        schema: { params: appParams, body: plainForm },
+      },
+      async (request, reply) => {
+        const found = await owned(request, request.params.client_id);
+        await updateOwnedApp(
+          db,
+          ctx,
+          requiredDeveloper(request).userId,
+          found.client.client_id,
+          { disabled },
+          {
+            ip: request.ip,
+          },
+        );
+        return reply.redirect(
+          `${appPath(found.client.client_id)}?done=${disabled ? 'disabled' : 'enabled'}`,
+          303,
+        );
+      },
+    );
+  }
+
   routes.post(
     `${APPS_PATH}/:client_id/delete`,
     {

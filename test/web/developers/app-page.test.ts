@@ -5,11 +5,12 @@ import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { hiddenFields } from '../../helpers/browser.js';
 import { usingPostgres } from '../../helpers/database.js';
 import { depsOf } from '../../helpers/factories.js';
+import { basic } from '../../helpers/http.js';
 import { createApp, shownValue, signedIn, textOf, validApp } from './portal-helpers.js';
 
 /*
  * An application's page in the developer portal through app.inject: every form of it (settings,
- * the wallet request, secrets, co-owners, deletion), each re-rendering the page with a
+ * the wallet request, secrets, co-owners, disabling, deletion), each re-rendering the page with a
  * confirmation line or its problems beside the field (English and Russian); the forms that decide
  * who or what acts as the application asking for a recent re-authentication; the activity with
  * the refused requests; and the account's registration tokens on the list page.
@@ -188,6 +189,32 @@ describe(`an application's page on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, 
     expect((await co.browser.get(page(clientId))).statusCode).toBe(404);
     expect(await auditActions(clientId)).toEqual(
       expect.arrayContaining(['client_owner_added', 'client_owner_removed']),
+    );
+  });
+
+  it('disables the application (its tokens end, its status says so) and enables it again', async () => {
+    const { browser } = await signedIn(t);
+    const { clientId, secret } = await createApp(browser);
+    const disabled = await browser.submit(page(clientId), `${page(clientId)}/disable`, {});
+    expect(disabled.headers.location).toBe(`${page(clientId)}?done=disabled`);
+    const shown = await browser.get(String(disabled.headers.location));
+    expect(textOf(shown.body)).toContain('The application is disabled: its tokens were ended.');
+    expect(shown.body).toContain('<span class="app-status status-disabled">Disabled</span>');
+    const token = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/oauth/token',
+      headers: {
+        authorization: basic({ clientId, clientSecret: secret, redirectUri: '' }),
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      payload: 'grant_type=authorization_code&code=x&redirect_uri=https%3A%2F%2Fbooks.example%2Fcb',
+    });
+    expect(token.json()).toMatchObject({ error: 'invalid_client' });
+    const enabled = await browser.submit(page(clientId), `${page(clientId)}/enable`, {});
+    expect(enabled.headers.location).toBe(`${page(clientId)}?done=enabled`);
+    expect(textOf((await browser.get(page(clientId))).body)).toContain('Awaiting approval');
+    expect(await auditActions(clientId)).toEqual(
+      expect.arrayContaining(['client_disabled', 'client_enabled']),
     );
   });
 

@@ -154,6 +154,12 @@ export const developersEn = {
   },
   nearMiss: (sent: string, registered: string) =>
     `Sent “${sent}”, registered “${registered}”: they differ only by a trailing slash, and redirect URIs must match exactly.`,
+  accessTitle: 'Access',
+  disableIntro:
+    'Disabling stops every token and code of the application at once: it signs no one in until enabled again, and then starts without them.',
+  disable: 'Disable the application',
+  enable: 'Enable the application',
+  disabledNow: 'The application is disabled: it signs no one in.',
   deleteTitle: 'Delete the application',
   deleteIntro:
     'Deleting stops every token and code of the application at once, for good: it signs no one in again. Only its owner may delete it.',
@@ -171,6 +177,8 @@ export const developersEn = {
     token_revoked: 'The token was revoked.',
     deleted: 'The application was deleted.',
     left: 'You left the application.',
+    disabled: 'The application is disabled: its tokens were ended.',
+    enabled: 'The application is enabled again.',
   } as Record<string, string>,
   yes: 'yes',
   no: 'no',
