@@ -67,9 +67,17 @@ const SHOWN_PARAMETERS: Readonly<Record<RefusalEndpoint, readonly string[]>> = {
 export const MAX_VALUE_LENGTH = 500;
 const MAX_LIST_ITEMS = 10;
 
+/**
+ * A value cut at MAX_VALUE_LENGTH, which may fall inside a surrogate pair: the lone half left is
+ * replaced (U+FFFD), since PostgreSQL refuses one in jsonb and the row would be lost. (NUL and
+ * lone surrogates sent by the caller are refused before any route: src/http/input-guard.ts.)
+ */
+function cut(text: string): string {
+  return text.length > MAX_VALUE_LENGTH ? `${text.slice(0, MAX_VALUE_LENGTH).toWellFormed()}…` : text;
+}
+
 function bounded(value: unknown): string | string[] | undefined {
-  if (typeof value === 'string')
-    return value.length > MAX_VALUE_LENGTH ? `${value.slice(0, MAX_VALUE_LENGTH)}…` : value;
+  if (typeof value === 'string') return cut(value);
   if (Array.isArray(value)) {
     return value
       .slice(0, MAX_LIST_ITEMS)
@@ -117,7 +125,7 @@ export function describeRefusal(seen: RequestSeen, error: ApiError, at: Date) {
     if (shown !== undefined) received[name] = shown;
   }
   const reason =
-    PAGE_REASONS[error.error] ??
+    (Object.hasOwn(PAGE_REASONS, error.error) ? PAGE_REASONS[error.error] : undefined) ??
     (error.error === 'invalid_client' &&
     seen.clientAuthentication !== 'none' &&
     /wrong client secret/i.test(error.description)

@@ -387,6 +387,14 @@ describe('the log', () => {
     expect(row?.received.scope).toHaveLength(501);
   });
 
+  it('cuts a value inside a surrogate pair without losing the row (jsonb refuses a lone half)', async () => {
+    const client = await app();
+    // "openid " and 492 letters: the emoji's two halves are characters 500 and 501.
+    await get(authorizeUrl(client, { scope: `openid ${'z'.repeat(492)}\u{1F600}tail` }));
+    const [row] = await logOf(client);
+    expect(row?.received.scope).toBe(`openid ${'z'.repeat(492)}\uFFFD…`);
+  });
+
   it('writes a few refusals a second per client_id, however many arrive', async () => {
     const client = await app();
     for (let n = 0; n < 30; n++) await get(authorizeUrl(client, { response_type: 'token' }));
