@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { disableUser } from '../../../src/modules/accounts/accounts.service.js';
 import { createRegistrationToken } from '../../../src/modules/developer-apps/registration-tokens.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
@@ -175,6 +176,14 @@ describe('the initial access token', () => {
     );
     expect(await usesLeft()).toBe(1);
     expect((await register(t, token)).statusCode).toBe(201);
+  });
+
+  it("stops working when its owner's account is disabled", async () => {
+    const user = await makeUser(t);
+    const token = await initialToken(t, { ownerUserId: user.id });
+    await disableUser(t.database.db, depsOf(t).ctx, { username: user.username });
+    expectApiError(await register(t, token), 401, 'invalid_token');
+    expect(await usesLeft()).toBe(1);
   });
 
   it("counts the owner's applications (DEVELOPER_APPS_PER_USER) and spends no use past the limit", async () => {

@@ -50,6 +50,8 @@ function answer(view: ClientView, ctx: Context, token: string, secret?: string):
   };
 }
 
+const EXHAUSTED = 'The initial access token is unknown, expired or used up.';
+
 /**
  * RFC 7591 §3: registers a client with an initial access token, through the portal's path (the
  * same validation, limits, approval rule, audit and mail). The token's use is spent in the
@@ -68,7 +70,7 @@ export async function registerClient(
   try {
     return await inTransaction(db, async (trx) => {
       const grant = await consumeRegistrationToken(trx, initialAccessToken, ctx.clock.now());
-      if (!grant) throw new InvalidToken('The initial access token is unknown, expired or used up.');
+      if (!grant) throw new InvalidToken(EXHAUSTED);
       const created = await createOwnedApp(trx, ctx, {
         ownerUserId: grant.ownerUserId,
         input: createInput(registrationInput(body)),
@@ -80,6 +82,8 @@ export async function registerClient(
       return answer(created, ctx, created.registration_access_token, created.client_secret);
     });
   } catch (error) {
+    // The token's owner was disabled since: the token registers nothing any more.
+    if (error instanceof NotFound) throw new InvalidToken(EXHAUSTED);
     throw asRegistrationError(error);
   }
 }
