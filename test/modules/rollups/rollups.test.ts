@@ -184,6 +184,23 @@ describe('the hooks', () => {
       ['http_4xx', 'other', 1],
     ]);
   });
+
+  it("count a client's codes and token answers by outcome under its own keys, a code of no outcome as other", () => {
+    const { recorder } = recorderAt('2026-03-04T00:00:00Z');
+    recorder.code('pk_a');
+    for (const outcome of ['ok', 'ok', 'invalid_grant', 'made_up_error'])
+      recorder.tokenRequest('pk_a', outcome);
+    recorder.tokenRequest('pk_b', 'ok');
+    const counts = recorder.take().map(({ name, key, value }) => [name, key, value]);
+    expect(counts).toEqual([
+      ['codes_issued', '', 1],
+      ['codes_issued', 'pk_a', 1],
+      ['token_requests', 'pk_a|ok', 2],
+      ['token_requests', 'pk_a|invalid_grant', 1],
+      ['token_requests', 'pk_a|other', 1],
+      ['token_requests', 'pk_b|ok', 1],
+    ]);
+  });
 });
 
 describe('the route classes', () => {
