@@ -2,18 +2,11 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../context.js';
 import { ClientInputError } from '../../modules/clients/client-input.js';
-import { addClientSecret, expireClientSecret } from '../../modules/clients/client-secret.service.js';
-import { assertChangeAllowed, ownerAudit } from '../../modules/developer-apps/app-changes.js';
-import { type AppChange, mailOwners } from '../../modules/developer-apps/app-mail.js';
-import {
-  addCoOwner,
-  findOwnedApp,
-  type OwnedApp,
-  removeCoOwner,
-} from '../../modules/developer-apps/apps.service.js';
+import { addCoOwner, findOwnedApp, removeCoOwner } from '../../modules/developer-apps/apps.service.js';
 import { formBody, text } from '../page-forms.js';
 import { PageError } from '../pages.js';
 import { ADD_SECRET_EXPIRIES, EXPIRE_CHOICES, renderAppPage } from './app-page.js';
+import { addOwnedSecret, expireOwnedSecret } from './app-secret-changes.js';
 import { requiredDeveloper } from './developers-guard.js';
 import { APPS_PATH, appParams, appPath, appPost, DEVELOPERS_PATH } from './paths.js';
 
@@ -38,16 +31,6 @@ export const appSecretRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     if (!found) throw new PageError(404, 'not_found');
     return found;
   };
-  /** The owners' mail of a secret's change (the secrets service audits it in its own transaction). */
-  const tell = (request: FastifyRequest, found: OwnedApp, what: AppChange) =>
-    mailOwners(db, ctx, {
-      clientPk: found.clientPk,
-      clientId: found.client.client_id,
-      name: found.client.name,
-      by: requiredDeveloper(request).username,
-      change: what,
-    });
-
   routes.post(
     `${APPS_PATH}/:client_id/secrets`,
     {
@@ -66,14 +49,14 @@ export const appSecretRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
           errors: { expiresAt: 'the expiry must be a valid time' },
           status: 400,
         });
-      await assertChangeAllowed(db, ctx, userId);
       const now = ctx.clock.now().getTime();
       try {
-        const added = await addClientSecret(db, ctx, found.client.client_id, {
-          expiresAt: choice === '' ? null : new Date(now + Number(choice) * 1000),
-          audit: ownerAudit(ctx, userId, request.ip),
-        });
-        await tell(request, found, { kind: 'secret_added' });
+        const added = await addOwnedSecret(
+          deps,
+          { userId, ip: request.ip },
+          found.client.client_id,
+          choice === '' ? null : new Date(now + Number(choice) * 1000),
+        );
         return renderAppPage(reply, deps, found, { secretAdded: added, status: 201 });
       } catch (error) {
         if (!(error instanceof ClientInputError)) throw error;
@@ -98,17 +81,18 @@ export const appSecretRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const secretId = wholeId(request.body.secret_id);
       if (delay === undefined || Number.isNaN(secretId))
         throw new PageError(400, 'bad_request', { detail: 'secret_id and in (0, 3600, 86400 or 604800)' });
-      await assertChangeAllowed(db, ctx, userId);
       try {
-        await expireClientSecret(db, ctx, found.client.client_id, secretId, {
-          at: new Date(ctx.clock.now().getTime() + Number(delay) * 1000),
-          audit: ownerAudit(ctx, userId, request.ip),
-        });
+        await expireOwnedSecret(
+          deps,
+          { userId, ip: request.ip },
+          found.client.client_id,
+          secretId,
+          new Date(ctx.clock.now().getTime() + Number(delay) * 1000),
+        );
       } catch (error) {
         if (!(error instanceof ClientInputError)) throw error;
         return renderAppPage(reply, deps, found, { errors: error.fields, status: 400 });
       }
-      await tell(request, found, { kind: 'secret_revoked' });
       return reply.redirect(`${appPath(found.client.client_id)}?done=secret_expired`, 303);
     },
   );

@@ -137,6 +137,45 @@ describe(`an application's page on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, 
     );
   });
 
+  it('mails every owner of a secret added or expired, and no one of a refused change', async () => {
+    const owner = await signedIn(t);
+    const { clientId } = await createApp(owner.browser, { name: 'Mailed' });
+    const co = await signedIn(t);
+    await owner.browser.submit(page(clientId), `${page(clientId)}/owners`, { username: co.user.username });
+    const told = async () =>
+      (
+        await t.database.db
+          .selectFrom('mail_outbox')
+          .select(['recipient', 'text_body'])
+          .where('kind', '=', 'app_changed')
+          .where('text_body', 'like', `%${clientId}%`)
+          .execute()
+      ).filter((row) => row.text_body.includes('client secret'));
+    for (let i = 0; i < 2; i++)
+      expect((await owner.browser.submit(page(clientId), `${page(clientId)}/secrets`, {})).statusCode).toBe(
+        201,
+      );
+    const added = await told();
+    expect(added.filter((row) => row.text_body.includes('made a new client secret'))).toHaveLength(4);
+    expect(new Set(added.map((row) => row.recipient))).toEqual(
+      new Set([`${owner.user.username}@example.com`, `${co.user.username}@example.com`]),
+    );
+    // A refused change (a secret the application does not have) mails no one.
+    const refused = await owner.browser.submit(page(clientId), `${page(clientId)}/secrets/expire`, {
+      secret_id: '999999',
+      in: '0',
+    });
+    expect(refused.statusCode).toBe(404);
+    expect(await told()).toHaveLength(4);
+    const listed = (await owner.browser.get(page(clientId))).body;
+    const id = /name="secret_id" value="(\d+)"/.exec(listed)?.[1] as string;
+    await owner.browser.submit(page(clientId), `${page(clientId)}/secrets/expire`, {
+      secret_id: id,
+      in: '0',
+    });
+    expect((await told()).filter((row) => row.text_body.includes('revoked a client secret'))).toHaveLength(2);
+  });
+
   it('asks for a recent re-authentication before a secret is added or expired, and changes nothing before it', async () => {
     const { browser } = await signedIn(t);
     const { clientId } = await createApp(browser);
