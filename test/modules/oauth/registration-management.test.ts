@@ -75,13 +75,26 @@ describe('the registration access token', () => {
 
 describe('PUT (RFC 7592 §2.2)', () => {
   it('replaces the metadata: what is left out is removed or back to its default; the token stays', async () => {
-    const client = await registered({
-      ...METADATA,
-      redirect_uris: ['https://site.example/a', 'https://site.example/b'],
-      logo_uri: 'https://site.example/logo.png',
-      id_token_signed_response_alg: 'ES256',
-      require_pushed_authorization_requests: true,
-    });
+    // An owner of its own: the per-address mail limit has not been reached by earlier tests' mail.
+    const mailed = await makeUser(t);
+    const client = await registered(
+      {
+        ...METADATA,
+        redirect_uris: ['https://site.example/a', 'https://site.example/b'],
+        logo_uri: 'https://site.example/logo.png',
+        id_token_signed_response_alg: 'ES256',
+        require_pushed_authorization_requests: true,
+      },
+      mailed.id,
+    );
+    const ownerMails = () =>
+      t.database.db
+        .selectFrom('mail_outbox')
+        .select('text_body')
+        .where('recipient', '=', `${mailed.username}@example.com`)
+        .orderBy('id')
+        .execute();
+    const mailsBefore = await ownerMails();
     const res = await manage(t, 'PUT', client.client_id, client.registration_access_token, {
       client_id: client.client_id,
       client_name: 'Renamed',
@@ -114,7 +127,10 @@ describe('PUT (RFC 7592 §2.2)', () => {
       .orderBy('id')
       .execute();
     expect(audit.map((event) => event.action)).toEqual(['client_created', 'client_updated']);
-    expect(audit[1]?.actor).toBe(`user:${owner.id}`);
+    expect(audit[1]?.actor).toBe(`user:${mailed.id}`);
+    const mails = await ownerMails();
+    expect(mails).toHaveLength(mailsBefore.length + 1);
+    expect(mails.at(-1)?.text_body).toContain('changed its settings');
   });
 
   it('refuses what registration refuses, with the same errors, and changes nothing', async () => {
