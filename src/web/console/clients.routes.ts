@@ -7,7 +7,6 @@ import { listClientsAwaitingApproval } from '../../modules/developer-apps/app-re
 import { text } from '../page-forms.js';
 import { PageError } from '../pages.js';
 import { consoleClientActionRoutes } from './clients-actions.routes.js';
-import { consoleClientReviewRoutes } from './clients-review.routes.js';
 import { valuesFromForm } from './clients-forms.js';
 import {
   CLIENTS_PATH,
@@ -16,6 +15,7 @@ import {
   renderClientList,
   renderNewClient,
 } from './clients-pages.js';
+import { consoleClientReviewRoutes } from './clients-review.routes.js';
 
 /** The statuses a change redirects back with (`?done=`): anything else shows none. */
 const DONE = ['updated', 'disabled', 'enabled', 'unchanged', 'approved', 'wallet_granted'] as const;
