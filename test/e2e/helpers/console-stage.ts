@@ -21,12 +21,14 @@ export interface ConsoleStage {
 /**
  * Starts the service on a free port of localhost (a WebAuthn relying party, unlike an address),
  * its clock ten minutes behind the real one (cookies and tokens are judged by the real clock), and
- * opens an English Chromium page at desktop width.
+ * opens an English Chromium page at desktop width. `env` adds settings (CLIENT_REGISTRATION…).
  */
-export async function openConsoleStage(options: { acceptDownloads?: boolean } = {}): Promise<ConsoleStage> {
+export async function openConsoleStage(
+  options: { acceptDownloads?: boolean; env?: Record<string, string> } = {},
+): Promise<ConsoleStage> {
   const port = await freePort();
   const base = `http://localhost:${port}`;
-  const t = await createTestApp({ env: { PUBLIC_URL: base } });
+  const t = await createTestApp({ env: { ...options.env, PUBLIC_URL: base } });
   t.clock.set(new Date(Date.now() - 10 * 60 * 1000));
   await t.app.listen({ host: 'localhost', port });
   const browser = await launchChromium();

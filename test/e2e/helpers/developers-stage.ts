@@ -12,8 +12,10 @@ export interface DevelopersStage extends ConsoleStage {
   user: TestUser;
 }
 
-export async function openDevelopersStage(): Promise<DevelopersStage> {
-  const stage = await openConsoleStage();
+export async function openDevelopersStage(
+  options: { env?: Record<string, string> } = {},
+): Promise<DevelopersStage> {
+  const stage = await openConsoleStage(options);
   const user = await makeUser(stage.t, { username: 'site_owner' });
   await signInToPortal(stage.page, stage.base, user);
   return { ...stage, user };
