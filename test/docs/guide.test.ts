@@ -5,6 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blocksIn, guidePath, shellBlock, snippetNames, updatedGuide } from '../../scripts/snippets.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { createRegistrationToken } from '../../src/modules/developer-apps/registration-tokens.service.js';
 import { credit } from '../../src/modules/wallet/wallet.service.js';
 import { makeClient, makeUser, type TestClient, type TestUser } from '../helpers/factories.js';
 import { type Provider, startProvider, UserAgent } from './helpers.js';
@@ -147,6 +149,43 @@ describe('the guide’s curl examples, run against the service', () => {
     const refused = await curl('userinfo', { ACCESS_TOKEN: refreshed.access_token as string });
     expect(refused).toMatchObject({ ok: false, error: 'invalid_token' });
   });
+
+  it('registers a client with an initial access token, then reads, replaces and deletes it (RFC 7591, RFC 7592)', async () => {
+    const { token } = await createRegistrationToken(
+      provider.t.database.db,
+      // The service runs on the real clock (helpers.ts): the token's expiry is counted on it too.
+      { config: provider.t.config, clock: systemClock },
+      { ownerUserId: user.id, createdBy: `user:${user.id}` },
+    );
+    const registered = await curl('register', { INITIAL_ACCESS_TOKEN: token });
+    expect(registered).toMatchObject({
+      client_id: expect.stringMatching(/^pk_/),
+      client_secret: expect.stringMatching(/^sk_/),
+      client_secret_expires_at: 0,
+      registration_access_token: expect.stringMatching(/^rat_/),
+      client_name: 'My site',
+      client_uri: 'https://mysite.example',
+      redirect_uris: ['https://mysite.example/callback'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
+    const clientId = registered.client_id as string;
+    expect(registered.registration_client_uri).toBe(`${provider.issuer}/api/v1/oauth/register/${clientId}`);
+    const management = {
+      REGISTRATION_ACCESS_TOKEN: registered.registration_access_token as string,
+      REGISTRATION_CLIENT_URI: registered.registration_client_uri as string,
+      CLIENT_ID: clientId,
+    };
+    const read = await curl('registration-read', management);
+    expect(read).toMatchObject({ client_id: clientId, client_name: 'My site' });
+    expect(read).not.toHaveProperty('client_secret');
+    const replaced = await curl('registration-replace', management);
+    expect(replaced.redirect_uris).toEqual([
+      'https://mysite.example/callback',
+      'https://mysite.example/callback2',
+    ]);
+    expect(await curl('registration-delete', management)).toEqual({ status: 204 });
+    expect(await curl('registration-read', management)).toMatchObject({ ok: false, error: 'invalid_token' });
+  });
 });
 
 describe('what the guide names', () => {
@@ -155,13 +194,18 @@ describe('what the guide names', () => {
       routes: Array<{ path: string }>;
     };
     const served = new Set(catalogue.routes.map((route) => route.path));
+    // A route with a path parameter (`/api/v1/oauth/register/:client_id`) serves each value of it.
+    const patterns = catalogue.routes
+      .filter((route) => route.path.includes('/:'))
+      .map((route) => new RegExp(`^${route.path.replace(/:[^/]+/g, '[^/]+')}$`));
+    const isServed = (name: string) => served.has(name) || patterns.some((pattern) => pattern.test(name));
     const named = new Set(
       [...guide.matchAll(/\/(?:api\/v1|api\/users|\.well-known)\/[A-Za-z0-9_\-/.]*/g)].map((match) =>
         match[0].replace(/\.+$/, ''),
       ),
     );
     expect(named.size).toBeGreaterThan(10);
-    for (const name of named) expect(served, `${name} is not a route`).toContain(name);
+    for (const name of named) expect(isServed(name), `${name} is not a route`).toBe(true);
   });
 
   it('names only error codes the code produces', () => {
