@@ -4,14 +4,12 @@ import type { Database } from '../../db/schema.js';
 import type { ClientRegisteredVia } from '../../db/schema-developers.js';
 import { inTransaction } from '../../db/transaction.js';
 import { generateSecret, hashSecret } from '../../lib/secrets.js';
-import { recordAudit } from '../audit/audit.repository.js';
 import type { Client } from '../clients/client.js';
 import { ClientInputError } from '../clients/client-input.js';
 import { changedSettings } from '../clients/client-view.js';
-import { findClientByClientId, updateClientColumns } from '../clients/clients.repository.js';
+import { findClientByClientId } from '../clients/clients.repository.js';
 import type { ClientView, CreateClientInput, UpdateClientInput } from '../clients/clients.schemas.js';
 import { createClient, presentClient, updateClient } from '../clients/clients.service.js';
-import { endAccess } from '../oauth/access.service.js';
 import {
   AppLimitReached,
   lockOwner,
@@ -21,6 +19,7 @@ import {
   unknownApp,
 } from './app-changes.js';
 import { type AppChange, change, mailOwners } from './app-mail.js';
+import { deleteApp } from './delete-app.js';
 import {
   countAppsOwnedBy,
   findClientOwnedBy,
@@ -186,18 +185,6 @@ export async function deleteOwnedApp(
     const found = await findClientOwnedBy(trx, userId, clientId);
     if (!found) throw unknownApp();
     if (found.role !== 'owner') throw new OwnerOnly('Only the owner of the application may delete it.');
-    const now = ctx.clock.now();
-    const { client } = found;
-    await endAccess(trx, { clientPk: client.id }, now);
-    await updateClientColumns(trx, client.id, {
-      deletedAt: now,
-      disabledAt: client.disabledAt ?? now,
-      updatedAt: now,
-    });
-    await recordAudit(
-      trx,
-      ownerAudit(ctx, userId, options.ip)({ action: 'client_deleted', subject: `client:${client.clientId}` }),
-    );
-    await mailOwners(trx, ctx, change(client, owner.username, { kind: 'deleted' }));
+    await deleteApp(trx, ctx, found.client.clientId, { userId, username: owner.username, ip: options.ip });
   });
 }

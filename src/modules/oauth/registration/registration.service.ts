@@ -13,8 +13,8 @@ import {
   listOwners,
   updateOwnedApp,
 } from '../../developer-apps/apps.service.js';
+import { deleteApp } from '../../developer-apps/delete-app.js';
 import { consumeRegistrationToken } from '../../developer-apps/registration-tokens.service.js';
-import { deleteOwnerlessApp } from './ownerless-app.js';
 import { findRegistration } from './registration.repository.js';
 import { RegistrationError, type RegistrationInput, registrationInput } from './registration-metadata.js';
 import {
@@ -180,7 +180,10 @@ export async function deleteRegistration(
   const registration = await authenticate(db, clientId, token);
   const owner = await ownerOf(db, registration.clientPk);
   try {
-    if (owner === null) await deleteOwnerlessApp(db, ctx, clientId, caller.ip);
+    if (owner === null)
+      await inTransaction(db, (trx) =>
+        deleteApp(trx, ctx, clientId, { userId: null, username: null, ip: caller.ip }),
+      );
     else await deleteOwnedApp(db, ctx, owner, clientId, { ip: caller.ip });
   } catch (error) {
     if (error instanceof NotFound) throw refused();
