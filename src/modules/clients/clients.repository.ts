@@ -262,8 +262,16 @@ function likeLiteral(text: string): string {
  * Clients whose name contains `query` (any case) or whose client_id starts with it, newest first;
  * every client when `query` is empty. At most `limit` rows.
  */
-export async function searchClients(db: Kysely<Database>, query: string, limit: number): Promise<Client[]> {
-  let select = db.selectFrom('clients').selectAll();
+export async function searchClients(
+  db: Kysely<Database>,
+  query: string,
+  limit: number,
+  deleted = false,
+): Promise<Client[]> {
+  let select = db
+    .selectFrom('clients')
+    .selectAll()
+    .where('deleted_at', deleted ? 'is not' : 'is', null);
   if (query !== '') {
     const pattern = likeLiteral(query);
     select = select.where((eb) =>

@@ -110,8 +110,13 @@ export async function listClients(db: Kysely<Database>): Promise<ClientView[]> {
 }
 
 /** Clients whose name contains `query` or whose client_id starts with it (the console's list), newest first. */
-export async function searchClients(db: Kysely<Database>, query: string, limit = 100): Promise<ClientView[]> {
-  return (await searchClientRows(db, query.trim().slice(0, 200), limit)).map(presentClient);
+export async function searchClients(
+  db: Kysely<Database>,
+  query: string,
+  options: { limit?: number; deleted?: boolean } = {},
+): Promise<(ClientView & { deleted: boolean })[]> {
+  const rows = await searchClientRows(db, query.trim().slice(0, 200), options.limit ?? 100, options.deleted);
+  return rows.map((client) => ({ ...presentClient(client), deleted: client.deletedAt !== null }));
 }
 
 /**

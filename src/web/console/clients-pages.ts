@@ -50,7 +50,12 @@ function formData(reply: FastifyReply, values: ClientFormValues, errors: FieldEr
 export function renderClientList(
   reply: FastifyReply,
   deps: Deps,
-  page: { query: string; clients: ClientView[]; pending?: boolean },
+  page: {
+    query: string;
+    clients: (ClientView & { deleted?: boolean })[];
+    pending?: boolean;
+    deleted?: boolean;
+  },
 ): FastifyReply {
   return renderConsolePage(reply, deps, 'console/clients', {
     title: texts(reply).title,

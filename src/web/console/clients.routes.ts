@@ -20,7 +20,7 @@ import { consoleClientReviewRoutes } from './clients-review.routes.js';
 /** The statuses a change redirects back with (`?done=`): anything else shows none. */
 const DONE = ['updated', 'disabled', 'enabled', 'unchanged', 'approved', 'wallet_granted'] as const;
 
-const listQuery = z.object({ q: text, pending: text });
+const listQuery = z.object({ q: text, pending: text, deleted: text });
 const clientParams = z.object({ id: z.string().max(200) });
 const showQuery = z.object({ done: text });
 
@@ -51,7 +51,10 @@ export const consoleClientsRoutes: FastifyPluginAsync<Deps> = async (app, deps) 
           clients: await listClientsAwaitingApproval(deps.db),
           pending: true,
         });
-      return renderClientList(reply, deps, { query, clients: await searchClients(deps.db, query) });
+      // Deleted applications are gone for their owners: listed only when asked for (?deleted=1).
+      const deleted = request.query.deleted === '1';
+      const clients = await searchClients(deps.db, query, { deleted });
+      return renderClientList(reply, deps, { query, clients, deleted });
     },
   );
 

@@ -8,7 +8,7 @@ export const clientsEn = {
   noMatch: 'No application matches.',
   count: (shown: number) => `${shown} shown, newest first.`,
   columns: { name: 'Name', clientId: 'client_id', site: 'Site', state: 'State', created: 'Registered' },
-  state: { active: 'Active', disabled: 'Disabled' } as Record<string, string>,
+  state: { active: 'Active', disabled: 'Disabled', deleted: 'Deleted' } as Record<string, string>,
   kind: { confidential: 'with a secret', public: 'public (no secret)' } as Record<string, string>,
   back: 'All applications',
   newTitle: 'Register an application',

@@ -16,7 +16,7 @@ export const clientsRu: typeof clientsEn = {
     state: 'Состояние',
     created: 'Зарегистрировано',
   },
-  state: { active: 'Работает', disabled: 'Отключено' },
+  state: { active: 'Работает', disabled: 'Отключено', deleted: 'Удалено' },
   kind: { confidential: 'с секретом', public: 'публичное (без секрета)' },
   back: 'Все приложения',
   newTitle: 'Регистрация приложения',
