@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 import { escapeHtml } from '../../lib/html.js';
 import type { Client } from '../clients/client.js';
 import { enqueueMail, MAIL_LOCALES, type MailLocale } from '../mail/mail.service.js';
-import { listOwnerRecipients } from './owners.repository.js';
+import { listOwnerRecipients, MAX_APP_OWNERS } from './owners.repository.js';
 
 /** What happened to an application, as its owners are told. */
 export type AppChange =
@@ -121,6 +121,10 @@ export async function mailOwners(
   input: { clientPk: number; clientId: string; name: string; by: string | null; change: AppChange },
 ): Promise<void> {
   const link = `${ctx.config.PUBLIC_URL}/developers`;
+  // Every change is mailed, so the outbox's hourly budget of this kind is what the changes can
+  // reach: each owner of an application makes at most DEVELOPER_CHANGES_PER_HOUR, and it has at
+  // most MAX_APP_OWNERS of them.
+  const perHour = ctx.config.DEVELOPER_CHANGES_PER_HOUR * MAX_APP_OWNERS;
   for (const owner of await listOwnerRecipients(trx, input.clientPk)) {
     if (!owner.email || !owner.emailVerified) continue;
     const locale = mailLocale(owner.locale);
@@ -130,6 +134,7 @@ export async function mailOwners(
     await enqueueMail(trx, ctx, {
       kind: 'app_changed',
       userId: owner.userId,
+      perHour,
       to: owner.email,
       locale,
       subject: t.subject(input.name.replace(/[\r\n]+/g, ' ')),

@@ -16,11 +16,11 @@ import {
   findClientOwnedBy,
   insertOwner,
   listOwners as listOwnerRows,
+  MAX_APP_OWNERS,
   ownerRole,
 } from './owners.repository.js';
 
-/** An application has at most this many owners, its owner included. */
-export const MAX_APP_OWNERS = 10;
+export { MAX_APP_OWNERS } from './owners.repository.js';
 
 /** The owner first, then the co-owners in the order they were added. */
 export function listOwners(db: Kysely<Database>, clientPk: number): Promise<AppOwner[]> {

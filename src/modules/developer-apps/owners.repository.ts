@@ -62,6 +62,9 @@ export async function ownerRole(
   return row?.role;
 }
 
+/** An application has at most this many owners, its owner included. */
+export const MAX_APP_OWNERS = 10;
+
 /** The owner first, then co-owners in the order they were added. */
 export async function listOwners(db: Kysely<Database>, clientPk: number): Promise<AppOwner[]> {
   const rows = await db

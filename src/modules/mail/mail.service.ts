@@ -22,6 +22,13 @@ export interface MailMessage {
    * rest are not queued.
    */
   userId?: number;
+  /**
+   * The hourly budget of this kind, for the account and for the address alike, when the kind is
+   * bounded by its own cause (an owner's change of an application, which DEVELOPER_CHANGES_PER_HOUR
+   * limits) rather than by a form anyone may submit; else MAIL_LIMIT_PER_HOUR and
+   * MAIL_LIMIT_PER_ADDRESS_PER_HOUR.
+   */
+  perHour?: number;
   to: string;
   locale: MailLocale;
   subject: string;
@@ -129,10 +136,11 @@ export async function enqueueMail(
   // this order). Messages about no account (an operator's test) are not limited.
   if (message.userId !== undefined) {
     const recent = await countRecentMailLocked(trx, { userId: message.userId, kind: message.kind, since });
-    if (recent >= MAIL_LIMIT_PER_HOUR) return { queued: false, reason: 'limit' };
+    if (recent >= (message.perHour ?? MAIL_LIMIT_PER_HOUR)) return { queued: false, reason: 'limit' };
     const recipientHash = hashSecret(recipientKey(message.to));
     const toAddress = await countRecentRecipientMailLocked(trx, { recipientHash, kind: message.kind, since });
-    if (toAddress >= MAIL_LIMIT_PER_ADDRESS_PER_HOUR) return { queued: false, reason: 'limit' };
+    if (toAddress >= (message.perHour ?? MAIL_LIMIT_PER_ADDRESS_PER_HOUR))
+      return { queued: false, reason: 'limit' };
     await recordRecipientSend(trx, {
       recipientHash,
       kind: message.kind,
