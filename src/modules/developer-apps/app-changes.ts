@@ -5,6 +5,7 @@ import { AccessDenied, NotFound, RateLimited } from '../../lib/errors.js';
 import { lockUserById } from '../accounts/accounts.repository.js';
 import { type AuditAction, countRecentChanges } from '../audit/audit.repository.js';
 import type { ClientAudit } from '../clients/client-input.js';
+import { findClientOwnedBy } from './owners.repository.js';
 
 const HOUR_MS = 3600 * 1000;
 
@@ -88,4 +89,20 @@ export async function lockOwner(trx: Transaction<Database>, ctx: Context, userId
   if (!user || user.disabledAt !== null) throw unknownApp();
   await assertChangeAllowed(trx, ctx, userId);
   return user;
+}
+
+/**
+ * `lockOwner`, then the application as one the account owns or co-owns: an owner's change starts
+ * here. Another account's application is unknown (404), never forbidden.
+ */
+export async function lockOwnedApp(
+  trx: Transaction<Database>,
+  ctx: Context,
+  userId: number,
+  clientId: string,
+) {
+  const owner = await lockOwner(trx, ctx, userId);
+  const found = await findClientOwnedBy(trx, userId, clientId);
+  if (!found) throw unknownApp();
+  return { owner, found };
 }

@@ -12,11 +12,11 @@ import type { ClientView, CreateClientInput, UpdateClientInput } from '../client
 import { createClient, presentClient, updateClient } from '../clients/clients.service.js';
 import {
   AppLimitReached,
+  lockOwnedApp,
   lockOwner,
   OwnerOnly,
   ownerAudit,
   RegistrationClosed,
-  unknownApp,
 } from './app-changes.js';
 import { type AppChange, change, mailOwners } from './app-mail.js';
 import { deleteApp } from './delete-app.js';
@@ -147,9 +147,7 @@ export async function updateOwnedApp(
 ): Promise<OwnedAppView> {
   refuseOperatorRights(input);
   return inTransaction(db, async (trx) => {
-    const owner = await lockOwner(trx, ctx, userId);
-    const found = await findClientOwnedBy(trx, userId, clientId);
-    if (!found) throw unknownApp();
+    const { owner, found } = await lockOwnedApp(trx, ctx, userId, clientId);
     const before = presentClient(found.client);
     const after = await updateClient(trx, ctx, clientId, input, {
       audit: ownerAudit(ctx, userId, options.ip),
@@ -181,9 +179,7 @@ export async function deleteOwnedApp(
   options: { ip?: string | null } = {},
 ): Promise<void> {
   await inTransaction(db, async (trx) => {
-    const owner = await lockOwner(trx, ctx, userId);
-    const found = await findClientOwnedBy(trx, userId, clientId);
-    if (!found) throw unknownApp();
+    const { owner, found } = await lockOwnedApp(trx, ctx, userId, clientId);
     if (found.role !== 'owner') throw new OwnerOnly('Only the owner of the application may delete it.');
     await deleteApp(trx, ctx, found.client.clientId, { userId, username: owner.username, ip: options.ip });
   });

@@ -7,13 +7,12 @@ import { findUserByUsername } from '../accounts/accounts.repository.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { fieldProblem } from '../clients/client-input.js';
 import { updateClientColumns } from '../clients/clients.repository.js';
-import { lockOwner, ownerAudit, unknownApp } from './app-changes.js';
+import { lockOwnedApp, ownerAudit } from './app-changes.js';
 import { change, mailOwners } from './app-mail.js';
 import {
   type AppOwner,
   countOwners,
   deleteOwner,
-  findClientOwnedBy,
   insertOwner,
   listOwners as listOwnerRows,
   MAX_APP_OWNERS,
@@ -42,9 +41,7 @@ export async function addCoOwner(
   options: { ip?: string | null } = {},
 ): Promise<AppOwner> {
   return inTransaction(db, async (trx) => {
-    const actor = await lockOwner(trx, ctx, userId);
-    const found = await findClientOwnedBy(trx, userId, clientId);
-    if (!found) throw unknownApp();
+    const { owner: actor, found } = await lockOwnedApp(trx, ctx, userId, clientId);
     const name = username.trim();
     const user = name === '' || name.length > 64 ? undefined : await findUserByUsername(trx, name);
     if (!user || user.disabledAt !== null) throw fieldProblem('username', 'no account has this username');
@@ -91,9 +88,7 @@ export async function removeCoOwner(
   options: { ip?: string | null } = {},
 ): Promise<void> {
   await inTransaction(db, async (trx) => {
-    const actor = await lockOwner(trx, ctx, userId);
-    const found = await findClientOwnedBy(trx, userId, clientId);
-    if (!found) throw unknownApp();
+    const { owner: actor, found } = await lockOwnedApp(trx, ctx, userId, clientId);
     const { client } = found;
     const role = await ownerRole(trx, client.id, coOwnerUserId);
     if (role === undefined) throw fieldProblem('username', 'this account does not own the application');
@@ -133,9 +128,7 @@ export async function requestWallet(
   options: { ip?: string | null } = {},
 ): Promise<void> {
   await inTransaction(db, async (trx) => {
-    const actor = await lockOwner(trx, ctx, userId);
-    const found = await findClientOwnedBy(trx, userId, clientId);
-    if (!found) throw unknownApp();
+    const { owner: actor, found } = await lockOwnedApp(trx, ctx, userId, clientId);
     const { client } = found;
     if (client.wallet) throw fieldProblem('wallet', 'the application already has the wallet right');
     if (client.walletRequestedAt !== null) return;
