@@ -18,9 +18,12 @@ import { usingPostgres } from '../helpers/database.js';
  * measured as a client sees it: the real server in a process of its own (so that the work it does
  * after answering cannot hold this process's clock, as it would in one process on PGlite): 40
  * pairs of requests, one for an account that exists and one for a login that does not, back to
- * back in a random order. The median of the pairs' differences is within 20% of the median time:
- * a pair shares the machine's load of its moment, so the load of other processes cancels out
- * where two separate medians would drift apart with it.
+ * back in a random order. A pair shares the machine's load of its moment, so the load of other
+ * processes cancels out where two separate medians would drift apart with it. A real difference
+ * (an argon2 hash, a message sent before answering) shows twice: the median of the pairs'
+ * differences beyond 20% of the median time, and the known login slower (or faster) in nearly every
+ * pair. Noise under load can move the median alone, but not both: with no difference, which of a
+ * pair is slower is a coin toss, and more than 30 of 40 one way happens about once in 500 runs.
  */
 
 /**
@@ -67,7 +70,7 @@ afterAll(async () => {
 });
 
 describe(`/password/forgot's timing on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
-  it('is the same for a known and an unknown login (paired differences within 20%)', {
+  it('is the same for a known and an unknown login (no pair-wise difference both large and consistent)', {
     timeout: 120_000,
     retry: ATTEMPTS - 1,
   }, async () => {
@@ -113,10 +116,13 @@ describe(`/password/forgot's timing on ${usingPostgres ? 'PostgreSQL' : 'PGlite'
     };
     const difference = median(differences);
     const typical = median(all);
+    const knownSlower = differences.filter((each) => each > 0).length;
+    const lopsided = Math.max(knownSlower, differences.length - knownSlower) > 30;
+    const apart = Math.abs(difference) / typical >= 0.2;
     expect(
-      Math.abs(difference) / typical,
-      `known − unknown ${difference} ms, typical ${typical} ms`,
-    ).toBeLessThan(0.2);
+      lopsided && apart,
+      `known − unknown ${difference} ms, typical ${typical} ms, known slower in ${knownSlower} of 40`,
+    ).toBe(false);
 
     // And the known logins did get their links: one message each, none for the others.
     await server.stop();
