@@ -50,9 +50,13 @@ describe('the server after start-up', () => {
       }
       expect(output).toContain('Server listening');
       expect(collected(), output.slice(-2000)).not.toBeNull();
-      // Once: it is not a timer.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(output.match(/Mark-Compact[^\n]*testing/g)).toHaveLength(1);
+      // Once, not a timer: no further one within a second. (One gc() can print two lines: when V8's
+      // incremental marking was already under way, it finishes that cycle and then runs its own.)
+      const count = () => output.match(/Mark-Compact[^\n]*testing/g)?.length ?? 0;
+      const settled = count();
+      expect(settled).toBeLessThanOrEqual(2);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(count()).toBe(settled);
     } finally {
       child.kill('SIGKILL');
     }
