@@ -61,6 +61,10 @@ const OWNERSHIP: Ownership = {
     client_secrets: 'src/modules/clients/client-secrets.repository.ts',
     registration_tokens: 'src/modules/developer-apps/registration-tokens.repository.ts',
     client_refusals: 'src/modules/client-activity/refusals.repository.ts',
+    upstream_providers: 'src/modules/upstream/providers.repository.ts',
+    upstream_links: 'src/modules/upstream/links.repository.ts',
+    upstream_round_trips: 'src/modules/upstream/trips.repository.ts',
+    upstream_pending: 'src/modules/upstream/trips.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
@@ -68,6 +72,11 @@ const OWNERSHIP: Ownership = {
       "the claimed row's writes both outboxes share (lease renewal, delivery, failure), by table name",
   },
   reads: [
+    {
+      file: 'src/modules/upstream/links.repository.ts',
+      tables: ['upstream_providers'],
+      why: "an account's links are listed with the name and kind of each link's provider",
+    },
     {
       file: 'src/modules/clients/clients.repository.ts',
       tables: ['client_secrets'],

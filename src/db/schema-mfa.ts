@@ -30,4 +30,6 @@ export interface PendingSignInsTable {
   created_at: Timestamp;
   expires_at: Timestamp;
   consumed_at: Timestamp | null;
+  /** The first step's method: a password, or a provider's sign-in (migrations/0040). */
+  first_factor: Generated<'pwd' | 'fed'>;
 }

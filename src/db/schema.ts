@@ -24,6 +24,12 @@ import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schem
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
 import type { IncidentsTable, PlatformStateTable } from './schema-platform.js';
 import type { MetricRollupsTable } from './schema-rollups.js';
+import type {
+  UpstreamLinksTable,
+  UpstreamPendingTable,
+  UpstreamProvidersTable,
+  UpstreamRoundTripsTable,
+} from './schema-upstream.js';
 import type { WalletIdempotencyKeysTable, WalletsTable, WalletTransactionsTable } from './schema-wallet.js';
 
 export type { IncidentSeverity, IncidentsTable, PlatformStatusValue } from './schema-platform.js';
@@ -269,4 +275,8 @@ export interface Database {
   client_secrets: ClientSecretsTable;
   registration_tokens: RegistrationTokensTable;
   client_refusals: ClientRefusalsTable;
+  upstream_providers: UpstreamProvidersTable;
+  upstream_links: UpstreamLinksTable;
+  upstream_round_trips: UpstreamRoundTripsTable;
+  upstream_pending: UpstreamPendingTable;
 }

@@ -2,7 +2,7 @@
  * Authentication method references (RFC 8176 §2) as docs/pages.md fixes them: what an id_token's
  * `amr` says about how the user signed in, and the `acr` that follows from it.
  */
-export type AuthenticationMethod = 'pwd' | 'otp' | 'mfa' | 'hwk' | 'user';
+export type AuthenticationMethod = 'pwd' | 'otp' | 'mfa' | 'hwk' | 'user' | 'fed';
 
 /** A password alone. */
 export const PASSWORD_ONLY: readonly AuthenticationMethod[] = ['pwd'];
@@ -11,11 +11,20 @@ export const PASSWORD_AND_CODE: readonly AuthenticationMethod[] = ['pwd', 'otp',
 /** A passkey with user verification: the device (`hwk`) and the person (`user`), two factors in one. */
 export const PASSKEY: readonly AuthenticationMethod[] = ['hwk', 'user', 'mfa'];
 
+/**
+ * A sign-in at another provider (docs/pages.md "Upstream sign-in"): RFC 8176 registers no value for
+ * a delegated authentication, so the service uses `fed` (federated), as several providers do.
+ */
+export const UPSTREAM: readonly AuthenticationMethod[] = ['fed'];
+
+/** A provider's sign-in, then a TOTP or recovery code. */
+export const UPSTREAM_AND_CODE: readonly AuthenticationMethod[] = ['fed', 'otp', 'mfa'];
+
 /** What a TOTP or recovery code adds to a session that already signed in (a step-up, an enrolment). */
 export const CODE_FACTOR: readonly AuthenticationMethod[] = ['otp', 'mfa'];
 
 /** The order methods are listed in, so that a merged `amr` reads as a fresh sign-in's would. */
-const METHOD_ORDER: readonly AuthenticationMethod[] = ['pwd', 'hwk', 'user', 'otp', 'mfa'];
+const METHOD_ORDER: readonly AuthenticationMethod[] = ['pwd', 'fed', 'hwk', 'user', 'otp', 'mfa'];
 
 /**
  * The methods a session holds after `added` were proved on it: those it already used, kept, plus

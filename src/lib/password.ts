@@ -37,6 +37,17 @@ export function passwordProblem(password: string): PasswordProblem | undefined {
   return undefined;
 }
 
+/**
+ * What `password_hash` holds for an account made through another provider's sign-in: no password
+ * matches it (it is no argon2 hash), and the account's person may set one through a reset link.
+ */
+export const NO_PASSWORD = '!none';
+
+/** Whether a stored hash is a password at all (not an account without one, nor a deleted one's). */
+export function isPasswordHash(storedHash: string): boolean {
+  return storedHash.startsWith('$argon2');
+}
+
 export function hashPassword(password: string): Promise<string> {
   return argon2.hash(password, OPTIONS);
 }

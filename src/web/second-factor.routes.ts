@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../context.js';
-import { CODE_FACTOR, PASSWORD_AND_CODE } from '../lib/amr.js';
+import { CODE_FACTOR, PASSWORD_AND_CODE, UPSTREAM_AND_CODE } from '../lib/amr.js';
 import {
   finishPendingSignIn,
-  pendingSignInUser,
+  pendingSignInOf,
   secondFactorsOf,
   verifySecondFactor,
 } from '../modules/mfa/second-factor.service.js';
@@ -39,13 +39,13 @@ async function stepOwner(
   request: FastifyRequest,
   deps: Deps,
 ): Promise<
-  | { userId: number; pending: string; session?: undefined }
+  | { userId: number; pending: string; firstFactor: 'pwd' | 'fed'; session?: undefined }
   | { userId: number; pending: null; session: BrowserSession }
   | null
 > {
   const pending = presentedPendingSignIn(request);
-  const pendingUser = pending ? await pendingSignInUser(deps.db, deps.ctx, pending) : null;
-  if (pending && pendingUser !== null) return { userId: pendingUser, pending };
+  const pendingSignIn = pending ? await pendingSignInOf(deps.db, deps.ctx, pending) : null;
+  if (pending && pendingSignIn !== null) return { ...pendingSignIn, pending };
   const session = await loadSession(request, deps);
   return session ? { userId: session.userId, pending: null, session } : null;
 }
@@ -85,7 +85,7 @@ function startOver(request: FastifyRequest, reply: FastifyReply, deps: Deps, flo
 
 /**
  * `/signin/second-factor`: after a right password, a TOTP or recovery code
- * finishes the sign-in (amr pwd otp mfa). For a signed-in session (a site's `acr_values=mfa`), it
+ * finishes the sign-in (amr pwd otp mfa, or fed otp mfa after a provider's sign-in). For a signed-in session (a site's `acr_values=mfa`), it
  * upgrades the session instead: `otp mfa` are added, `auth_time` stays, and prompt=login or
  * max_age are not satisfied by it (they need the password or a passkey). Failed codes count
  * against the sign-in limits.
@@ -151,7 +151,9 @@ export const secondFactorRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
       // A pending sign-in finishes once: a second request with another good code starts over.
       if (!(await finishPendingSignIn(db, ctx, owner.pending))) return startOver(request, reply, deps, flow);
       clearPendingSignInCookie(request, reply, ctx);
-      return completeSignIn(request, reply, deps, { userId: owner.userId, amr: PASSWORD_AND_CODE, flow });
+      // The first step's method stays in `amr`: a password's `pwd`, a provider's `fed` (docs/pages.md).
+      const amr = owner.firstFactor === 'fed' ? UPSTREAM_AND_CODE : PASSWORD_AND_CODE;
+      return completeSignIn(request, reply, deps, { userId: owner.userId, amr, flow });
     },
   );
 };

@@ -8,6 +8,7 @@ import { removeSecondFactors } from '../mfa/second-factor.service.js';
 import { endAccess } from '../oauth/access.service.js';
 import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
 import { deletePeriodsOfUser } from '../premium/premium.repository.js';
+import { deleteLinksOfUser } from '../upstream/links.repository.js';
 import { enqueueAccountNotice } from './account-notice-mail.js';
 import { clearSignInAttempts, findUserById, lockUserByUsername, updateUser } from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
@@ -81,6 +82,7 @@ export interface AccountErased {
   consents_deleted: number;
   premium_periods_deleted: number;
   passkeys_deleted: number;
+  provider_links_deleted: number;
   messages_deleted: number;
   second_factors_removed: boolean;
 }
@@ -110,6 +112,7 @@ export async function eraseAccount(
   await deletePasswordResetsOfUser(trx, userId);
   // docs/pages.md, §8: the account's second factors and passkeys (each a way in) go with it.
   const { totpRemoved, passkeysRemoved } = await removeSecondFactors(trx, userId);
+  const providerLinksRemoved = await deleteLinksOfUser(trx, userId);
   const messagesDeleted = await deleteMailOfUser(trx, userId);
   // The last message to the address, read before the profile is cleared.
   await enqueueAccountNotice(trx, ctx, { user: locked, notice: 'account_deleted', locale });
@@ -135,6 +138,7 @@ export async function eraseAccount(
     consents_deleted: consentsDeleted,
     premium_periods_deleted: premiumPeriodsDeleted,
     passkeys_deleted: passkeysRemoved,
+    provider_links_deleted: providerLinksRemoved,
     messages_deleted: messagesDeleted,
     second_factors_removed: totpRemoved,
   };

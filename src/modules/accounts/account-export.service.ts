@@ -11,6 +11,7 @@ import { listConsentsOfUser } from '../oauth/consents.repository.js';
 import { listLiveGrantsOfUser } from '../oauth/grants.repository.js';
 import { listPasskeys } from '../passkeys/passkeys.repository.js';
 import { listPeriodsOfUser } from '../premium/premium.repository.js';
+import { listLinksOfUser } from '../upstream/links.repository.js';
 import { findBalance, listEntriesOfUser } from '../wallet/wallet.repository.js';
 import { toCoins } from '../wallet/wallet.schemas.js';
 import { enqueueAccountNotice } from './account-notice-mail.js';
@@ -47,6 +48,15 @@ export interface AccountExport {
   };
   /** Each passkey's name and dates: never its credential id or public key. */
   passkeys: Array<{ name: string; created_at: string | null; last_used_at: string | null }>;
+  /** Sign-ins through other providers linked to the account. */
+  linked_providers: Array<{
+    provider: string;
+    subject: string;
+    email: string | null;
+    label: string | null;
+    linked_at: string | null;
+    last_used_at: string | null;
+  }>;
   audit_events: Array<Record<string, unknown>>;
 }
 
@@ -78,6 +88,7 @@ export function exportAccountData(
     const totp = await findTotpCredential(trx, user.id);
     const recoveryCodesUnused = await countUnusedRecoveryCodes(trx, user.id);
     const passkeys = await listPasskeys(trx, user.id);
+    const links = await listLinksOfUser(trx, user.id);
     const events = await listAuditEventsAbout(trx, user);
     const clientIds = [
       ...new Set(entries.flatMap((entry) => (entry.clientPk === null ? [] : [entry.clientPk]))),
@@ -164,6 +175,14 @@ export function exportAccountData(
         name: passkey.name,
         created_at: iso(passkey.createdAt),
         last_used_at: iso(passkey.lastUsedAt),
+      })),
+      linked_providers: links.map((link) => ({
+        provider: link.providerDisplayName,
+        subject: link.subject,
+        email: link.email,
+        label: link.label,
+        linked_at: iso(link.createdAt),
+        last_used_at: iso(link.lastUsedAt),
       })),
       audit_events: events.map((event) => ({
         at: iso(event.at),

@@ -28,19 +28,26 @@ export type SignUpProblem =
 type SignUpErrors = Partial<Record<SignUpField, SignUpProblem>>;
 export type SignUpResult = { ok: true; user: CreatedUser } | { ok: false; errors: SignUpErrors };
 
+/**
+ * What is wrong with a new username before the database is asked: its shape, or a reserved name
+ * (a confusable of one is refused by the unique index on its skeleton, as taken). Every way an
+ * account is made (sign-up, a first sign-in through a provider) asks this.
+ */
+export function usernameFormatProblem(username: string): 'username_format' | 'username_reserved' | undefined {
+  if (usernameSchema.safeParse(username).success) return undefined;
+  return USERNAME_PATTERN.test(normalizeUsername(username.slice(0, USERNAME_INPUT_MAX_LENGTH)))
+    ? 'username_reserved'
+    : 'username_format';
+}
+
 /** The problems of the form's fields, each checked on its own; a taken username is looked up last. */
 async function signUpProblems(
   db: Kysely<Database>,
   form: { username: string; password: string; email: string },
 ): Promise<SignUpErrors> {
   const errors: SignUpErrors = {};
-  if (!usernameSchema.safeParse(form.username).success) {
-    errors.username = USERNAME_PATTERN.test(
-      normalizeUsername(form.username.slice(0, USERNAME_INPUT_MAX_LENGTH)),
-    )
-      ? 'username_reserved'
-      : 'username_format';
-  }
+  const username = usernameFormatProblem(form.username);
+  if (username) errors.username = username;
   const password = passwordProblem(form.password);
   if (password) errors.password = password;
   const emailText = form.email.trim();

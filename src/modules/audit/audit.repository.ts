@@ -86,7 +86,13 @@ export type AuditAction =
   | 'client_wallet_requested'
   | 'client_wallet_granted'
   | 'registration_token_created'
-  | 'registration_token_revoked';
+  | 'registration_token_revoked'
+  | 'provider_added'
+  | 'provider_updated'
+  | 'provider_removed'
+  | 'upstream_linked'
+  | 'upstream_unlinked'
+  | 'upstream_sign_in_failed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;

@@ -6,18 +6,20 @@ export interface PendingSignIn {
   idHash: string;
   userId: number;
   expiresAt: Date;
+  firstFactor: 'pwd' | 'fed';
 }
 
 /** Stores a pending sign-in (only the SHA-256 of the browser's cookie value). */
 export async function insertPendingSignIn(
   db: Kysely<Database>,
-  input: { idHash: string; userId: number; at: Date; expiresAt: Date },
+  input: { idHash: string; userId: number; firstFactor: 'pwd' | 'fed'; at: Date; expiresAt: Date },
 ): Promise<void> {
   await db
     .insertInto('pending_sign_ins')
     .values({
       id_hash: input.idHash,
       user_id: input.userId,
+      first_factor: input.firstFactor,
       created_at: input.at,
       expires_at: input.expiresAt,
     })
@@ -32,12 +34,14 @@ export async function findLivePendingSignIn(
 ): Promise<PendingSignIn | undefined> {
   const row = await db
     .selectFrom('pending_sign_ins')
-    .select(['id_hash', 'user_id', 'expires_at'])
+    .select(['id_hash', 'user_id', 'expires_at', 'first_factor'])
     .where('id_hash', '=', idHash)
     .where('consumed_at', 'is', null)
     .where('expires_at', '>', now)
     .executeTakeFirst();
-  return row ? { idHash: row.id_hash, userId: row.user_id, expiresAt: row.expires_at } : undefined;
+  return row
+    ? { idHash: row.id_hash, userId: row.user_id, expiresAt: row.expires_at, firstFactor: row.first_factor }
+    : undefined;
 }
 
 /** Consumes a live pending sign-in: true for exactly one caller (a conditional UPDATE). */

@@ -47,33 +47,36 @@ export async function codeMethodsOf(
 }
 
 /**
- * After a right password for an account with a second factor: the half-done sign-in, bound to the
- * browser by the returned value (a cookie; only its SHA-256 is stored). It grants nothing itself.
+ * After a right first step (a password, or a provider's sign-in: `firstFactor`) for an account
+ * with a second factor: the half-done sign-in, bound to the browser by the returned value (a
+ * cookie; only its SHA-256 is stored). It grants nothing itself.
  */
 export async function startPendingSignIn(
   db: Kysely<Database>,
   ctx: Context,
   userId: number,
+  firstFactor: 'pwd' | 'fed' = 'pwd',
 ): Promise<string> {
   const value = randomBytes(32).toString('base64url');
   const at = ctx.clock.now();
   await insertPendingSignIn(db, {
     idHash: hashSecret(value),
     userId,
+    firstFactor,
     at,
     expiresAt: new Date(at.getTime() + PENDING_SIGN_IN_TTL_MS),
   });
   return value;
 }
 
-/** The user of a live pending sign-in (unexpired, unconsumed), or null. */
-export async function pendingSignInUser(
+/** The user of a live pending sign-in (unexpired, unconsumed) and how its first step went, or null. */
+export async function pendingSignInOf(
   db: Kysely<Database>,
   ctx: Context,
   value: string,
-): Promise<number | null> {
+): Promise<{ userId: number; firstFactor: 'pwd' | 'fed' } | null> {
   const pending = await findLivePendingSignIn(db, hashSecret(value), ctx.clock.now());
-  return pending?.userId ?? null;
+  return pending ? { userId: pending.userId, firstFactor: pending.firstFactor } : null;
 }
 
 /** Ends a pending sign-in once its second step passed: true for exactly one request. */
