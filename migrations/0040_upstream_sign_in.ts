@@ -49,7 +49,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create table upstream_round_trips (
     state_hash text primary key,
     provider_id integer not null references upstream_providers (id) on delete cascade,
-    purpose text not null constraint upstream_round_trips_purpose check (purpose in ('sign_in', 'link')),
+    purpose text not null constraint upstream_round_trips_purpose check (purpose in ('sign_in', 'link', 'reauth')),
     user_id integer references users (id),
     request_id text,
     return_to text,

@@ -53,8 +53,8 @@ export interface UpstreamLinksTable {
 export interface UpstreamRoundTripsTable {
   state_hash: string;
   provider_id: number;
-  purpose: 'sign_in' | 'link';
-  /** For `link`: the signed-in account that asked. */
+  purpose: 'sign_in' | 'link' | 'reauth';
+  /** For `link` and `reauth`: the signed-in account that asked. */
   user_id: number | null;
   request_id: string | null;
   return_to: string | null;

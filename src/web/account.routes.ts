@@ -24,6 +24,9 @@ import { secondFactorRoutes } from './second-factor.routes.js';
 import { securityRoutes } from './security.routes.js';
 import { settingsRoutes } from './settings.routes.js';
 import { signInRoutes } from './sign-in.routes.js';
+import { accountLinksRoutes } from './upstream/account-links.routes.js';
+import { upstreamContinueRoutes } from './upstream/continue.routes.js';
+import { upstreamRoutes } from './upstream/upstream.routes.js';
 
 const accountQuery = z.object({ notice: text });
 const revokeBody = formBody({ csrf_token: text, client_id: text });
@@ -78,6 +81,9 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   await app.register(accountEmailRoutes, deps);
   await app.register(securityRoutes, deps);
   await app.register(secondFactorRoutes, deps);
+  await app.register(upstreamRoutes, deps);
+  await app.register(upstreamContinueRoutes, deps);
+  await app.register(accountLinksRoutes, deps);
   await app.register(developersRoutes, deps);
 
   routes.get(

@@ -7,6 +7,7 @@ import { findUserById } from '../modules/accounts/accounts.repository.js';
 import { authenticate } from '../modules/accounts/accounts.service.js';
 import { auditRequest } from '../modules/audit/audit.repository.js';
 import { secondFactorsOf, verifySecondFactor } from '../modules/mfa/second-factor.service.js';
+import { hasOwnPassword } from '../modules/upstream/links.service.js';
 import { issueCsrfToken } from './csrf.js';
 import { trustedBrowser } from './device-cookie.js';
 import type { ReauthError } from './i18n/reauth-texts.js';
@@ -14,6 +15,7 @@ import { formBody, password, text } from './page-forms.js';
 import { REAUTHENTICATE_PATH, requiredSession, SIGN_IN_TO_ACCOUNT } from './page-guards.js';
 import { pageLocale, renderPage } from './pages.js';
 import { recordReauthentication } from './session.js';
+import { reauthProviderButtons } from './upstream/linked-providers.js';
 
 const reauthQuery = z.object({ return_to: text });
 /**
@@ -41,6 +43,7 @@ async function renderReauth(
 ): Promise<FastifyReply> {
   const factors = await secondFactorsOf(deps.db, page.userId);
   const returnTo = safeReturnPath(page.returnTo) ?? undefined;
+  const providers = await reauthProviderButtons(deps, page.userId);
   return renderPage(
     reply.code(page.status ?? 200),
     'reauthenticate',
@@ -52,8 +55,13 @@ async function renderReauth(
       // The code form serves TOTP and recovery codes: only for an account with an authenticator app.
       codeForm: factors.totp,
       minutes: Math.max(1, Math.round(deps.ctx.config.REAUTH_MAX_AGE_SECONDS / 60)),
+      hasPassword: await hasOwnPassword(deps.db, page.username),
+      providers,
     },
-    { switchBase: `${REAUTHENTICATE_PATH}${returnTo ? `?return_to=${encodeURIComponent(returnTo)}` : ''}` },
+    {
+      switchBase: `${REAUTHENTICATE_PATH}${returnTo ? `?return_to=${encodeURIComponent(returnTo)}` : ''}`,
+      formTargets: providers.formTargets,
+    },
   );
 }
 

@@ -13,6 +13,7 @@ import { destination, type Flow, flowQueryString } from './page-forms.js';
 import { pageLocale, renderPage } from './pages.js';
 import { passkeySectionData } from './passkeys-section.js';
 import type { BrowserSession } from './session.js';
+import { linkedProvidersSection } from './upstream/linked-providers.js';
 
 export const SECURITY_PATH = '/account/security';
 /** Where an authorization request goes on (page-forms.ts `destination`), as a form's action. */
@@ -28,6 +29,8 @@ export interface SecurityPageState {
   disableWrong?: boolean;
   /** The session was just given its second factor: the page only shows the codes and the way on. */
   upgraded?: boolean;
+  /** What just happened to the account's links to providers. */
+  providersNotice?: 'linked' | 'unlinked' | 'last_way';
   status?: number;
 }
 
@@ -98,6 +101,7 @@ export async function renderSecurityPage(
   const t = messages(pageLocale(request)).security;
   const state = await totpState(db, user.id);
   const enrolment = state === 'pending' ? await pendingEnrolment(db, ctx, user) : null;
+  const providers = await linkedProvidersSection(request, deps, user.id);
   return renderPage(
     reply.code(page.status ?? 200),
     'security',
@@ -120,7 +124,10 @@ export async function renderSecurityPage(
       returnTo: page.flow.returnTo,
       continueHref: page.flow.requestId || page.flow.returnTo ? destination(page.flow) : null,
       passkeys: await passkeySectionData(deps, user.id),
+      providers,
+      providersNotice: page.providersNotice ?? null,
     },
-    { switchBase: `${SECURITY_PATH}${flowQueryString(page.flow)}` },
+    // A provider's link button is answered with a redirect to the provider.
+    { switchBase: `${SECURITY_PATH}${flowQueryString(page.flow)}`, formTargets: providers.formTargets },
   );
 }

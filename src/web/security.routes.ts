@@ -25,6 +25,7 @@ const securityQuery = z.object({
     .enum(['enabled', 'disabled', ...PASSKEY_NOTICES])
     .optional()
     .catch(undefined),
+  providers: z.enum(['linked', 'unlinked', 'last_way']).optional().catch(undefined),
 });
 const flowBody = formBody({ ...flowFields, csrf_token: text });
 const confirmBody = formBody({ ...flowFields, csrf_token: text, code: text });
@@ -75,6 +76,7 @@ export const securityRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       return renderSecurityPage(request, reply, deps, found.session, found.user, {
         flow,
         notice: request.query.notice,
+        providersNotice: request.query.providers,
       });
     },
   );

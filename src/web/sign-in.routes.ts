@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Context, Deps } from '../context.js';
+import type { Deps } from '../context.js';
 import { PASSWORD_ONLY } from '../lib/amr.js';
 import { authenticate } from '../modules/accounts/accounts.service.js';
 import { signUpAndSendVerification } from '../modules/accounts/email-verification.service.js';
@@ -29,6 +29,7 @@ import { setPendingSignInCookie } from './pending-sign-in-cookie.js';
 import { appFormTargets, appImageOrigins, requestingApp } from './requesting-app.js';
 import { endSession, startSession } from './session.js';
 import { completeSignIn } from './sign-in-completion.js';
+import { flowHidden, providerButtons } from './upstream/provider-buttons.js';
 
 const signInBody = formBody({ ...flowFields, csrf_token: text, username: text, password });
 const signUpBody = formBody({ ...flowFields, csrf_token: text, username: text, password, email: text });
@@ -44,6 +45,7 @@ async function renderSignIn(
 ): Promise<FastifyReply> {
   const { ctx } = deps;
   const app = await requestingApp(deps, page.flow.requestId);
+  const providers = await providerButtons(deps);
   return renderPage(
     reply.code(page.status ?? 200),
     'signin',
@@ -56,19 +58,21 @@ async function renderSignIn(
       returnTo: page.flow.returnTo,
       signupHref: `/signup${flowQueryString(page.flow)}`,
       passkeySignIn: passkeySignInData(),
+      providers: { buttons: providers.buttons, hidden: flowHidden(page.flow) },
       app,
     },
     {
       switchBase: `/signin${flowQueryString(page.flow)}`,
       imageOrigins: appImageOrigins(app),
-      // A sign-in resuming a request whose consent is remembered is redirected on to the app.
-      formTargets: appFormTargets(app),
+      // A sign-in resuming a request whose consent is remembered is redirected on to the app; a
+      // provider's button is answered with a redirect to the provider.
+      formTargets: [...appFormTargets(app), ...providers.formTargets],
     },
   );
 }
 
-function renderSignUp(
-  ctx: Context,
+async function renderSignUp(
+  deps: Deps,
   request: FastifyRequest,
   reply: FastifyReply,
   page: {
@@ -77,20 +81,22 @@ function renderSignUp(
     errors?: Partial<Record<SignUpField, SignUpProblem>>;
     status?: number;
   },
-): FastifyReply {
+): Promise<FastifyReply> {
+  const providers = await providerButtons(deps);
   return renderPage(
     reply.code(page.status ?? 200),
     'signup',
     {
-      csrfToken: issueCsrfToken(request, reply, ctx),
+      csrfToken: issueCsrfToken(request, reply, deps.ctx),
       // Values are kept on a re-render, except the password.
       values: { username: echo(page.values?.username), email: echo(page.values?.email) },
       errors: page.errors ?? {},
       requestId: page.flow.requestId,
       returnTo: page.flow.returnTo,
       signinHref: `/signin${flowQueryString(page.flow)}`,
+      providers: { buttons: providers.buttons, hidden: flowHidden(page.flow) },
     },
-    { switchBase: `/signup${flowQueryString(page.flow)}` },
+    { switchBase: `/signup${flowQueryString(page.flow)}`, formTargets: providers.formTargets },
   );
 }
 
@@ -177,7 +183,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       },
       schema: { querystring: flowQuery },
     },
-    async (request, reply) => renderSignUp(ctx, request, reply, { flow: flowFrom(request.query) }),
+    async (request, reply) => renderSignUp(deps, request, reply, { flow: flowFrom(request.query) }),
   );
 
   routes.post(
@@ -202,7 +208,7 @@ export const signInRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const signUpForm = { ...values, password: form.password ?? '' };
       const result = await signUpAndSendVerification(db, ctx, signUpForm, pageLocale(request));
       if (!result.ok)
-        return renderSignUp(ctx, request, reply, { flow, values, errors: result.errors, status: 400 });
+        return renderSignUp(deps, request, reply, { flow, values, errors: result.errors, status: 400 });
       await auditRequest(db, ctx, request, {
         actor: `user:${result.user.id}`,
         action: 'sign_up',

@@ -4,7 +4,7 @@ import type { Database } from '../../db/schema.js';
 /** One trip to a provider as it was started: what it is for and where the person was going. */
 export interface RoundTrip {
   providerId: number;
-  purpose: 'sign_in' | 'link';
+  purpose: 'sign_in' | 'link' | 'reauth';
   userId: number | null;
   requestId: string | null;
   returnTo: string | null;

@@ -104,6 +104,18 @@ function asFailure(error: unknown): UpstreamFailure {
   );
 }
 
+/**
+ * Where the browser is sent to sign in at the provider, as origins: a page's CSP form-action must
+ * admit them, since a form posted to us is answered with a redirect there. The issuer's origin,
+ * and the authorization endpoint's once discovery told it.
+ */
+export function authorizationOrigins(provider: UpstreamProvider): string[] {
+  const origins = new Set([new URL(provider.issuer).origin]);
+  const endpoint = metadataCache.get(provider.issuer)?.metadata.authorization_endpoint;
+  if (endpoint) origins.add(new URL(endpoint).origin);
+  return [...origins];
+}
+
 const isOpenId = (provider: UpstreamProvider) => provider.kind !== 'github';
 
 /** The URL to send the browser to, with this trip's state, nonce and PKCE challenge (RFC 7636). */

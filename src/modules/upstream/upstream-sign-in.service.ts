@@ -9,7 +9,7 @@ import { findUserById } from '../accounts/accounts.repository.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import { hasSecondFactor } from '../sign-in-policy/sign-in-policy.service.js';
 import { findLinkedUser, insertLink, touchLink } from './links.repository.js';
-import { findProviderByName, type UpstreamProvider } from './providers.repository.js';
+import { findProviderByName, listProviders, type UpstreamProvider } from './providers.repository.js';
 import { insertPendingIdentity, insertRoundTrip, takeRoundTrip } from './trips.repository.js';
 import { authorizationUrl, finishAtProvider } from './upstream-client.js';
 import { UpstreamFailure, type UpstreamFailureReason, type UpstreamIdentity } from './upstream-identity.js';
@@ -33,6 +33,11 @@ export interface TripFlow {
 
 const random = () => randomBytes(32).toString('base64url');
 
+/** The providers people may sign in with now, in the order operators added them. */
+export async function enabledProviders(db: Kysely<Database>): Promise<UpstreamProvider[]> {
+  return (await listProviders(db)).filter((provider) => provider.enabled);
+}
+
 /** An enabled provider by its name. @throws NotFound */
 export async function enabledProvider(db: Kysely<Database>, name: string): Promise<UpstreamProvider> {
   const provider = await findProviderByName(db, name);
@@ -42,13 +47,14 @@ export async function enabledProvider(db: Kysely<Database>, name: string): Promi
 
 /**
  * Starts a trip to a provider: to sign in (or up), or, for a signed-in account (`userId`), to link
- * another sign-in to it. Returns the provider's URL and the checks the browser keeps.
+ * another sign-in to it or to prove again that its person is here (re-authentication through a
+ * linked provider, for an account without a password). Returns the provider's URL and the checks the browser keeps.
  * @throws NotFound; UpstreamFailure when the provider cannot be reached
  */
 export async function startUpstream(
   db: Kysely<Database>,
   ctx: Context,
-  input: { provider: string; purpose: 'sign_in' | 'link'; userId?: number; flow: TripFlow },
+  input: { provider: string; purpose: 'sign_in' | 'link' | 'reauth'; userId?: number; flow: TripFlow },
 ): Promise<{ url: string; checks: TripChecks }> {
   const provider = await enabledProvider(db, input.provider);
   const checks = { provider: provider.name, state: random(), nonce: random(), codeVerifier: random() };
@@ -83,6 +89,7 @@ export type UpstreamOutcome =
     }
   | { kind: 'new_identity'; provider: UpstreamProvider; pending: string; flow: TripFlow }
   | { kind: 'linked'; provider: UpstreamProvider; userId: number }
+  | { kind: 'reauthenticated'; provider: UpstreamProvider; userId: number; flow: TripFlow }
   | { kind: 'link_taken'; provider: UpstreamProvider }
   | { kind: 'wrong_account'; provider: UpstreamProvider };
 
@@ -151,6 +158,13 @@ export async function finishUpstream(
   }
 
   const userId = await findLinkedUser(db, key);
+  if (trip.purpose === 'reauth') {
+    // The same person again: the provider's subject must be one linked to the session's account.
+    if (trip.userId === null || trip.userId !== input.sessionUserId || userId !== trip.userId)
+      return { kind: 'wrong_account', provider };
+    await touchLink(db, key, ctx.clock.now());
+    return { kind: 'reauthenticated', provider, userId, flow };
+  }
   if (userId === undefined) {
     const pending = random();
     const at = ctx.clock.now();

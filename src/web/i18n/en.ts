@@ -11,6 +11,7 @@ import { enPasswordReset } from './en-password-reset.js';
 import { enReauth } from './en-reauth.js';
 import { enSecurity } from './en-security.js';
 import { enSignUp } from './en-sign-up.js';
+import { enUpstream, enUpstreamTitles } from './en-upstream.js';
 import type { LocaleDefinition } from './messages.js';
 
 export const en: LocaleDefinition = {
@@ -45,6 +46,7 @@ export const en: LocaleDefinition = {
       security: 'Security',
       'second-factor': 'Two-step sign-in',
       reauthenticate: 'Confirm it is you',
+      ...enUpstreamTitles,
       logout: 'Sign out?',
       'signed-out': 'Signed out',
       home: 'Welcome',
@@ -269,6 +271,7 @@ export const en: LocaleDefinition = {
     security: enSecurity,
     logout: enLogout,
     reauth: enReauth,
+    upstream: enUpstream,
     accountSafety: enAccountSafety,
     entry: enEntry,
   },

@@ -9,6 +9,7 @@ import type { LogoutTexts } from './logout-texts.js';
 import type { ReauthTexts } from './reauth-texts.js';
 import type { SecurityTexts } from './security-texts.js';
 import type { SignUpTexts } from './sign-up-texts.js';
+import type { UpstreamTexts } from './upstream-texts.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
 export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
@@ -106,6 +107,9 @@ export interface Messages {
     security: string;
     'second-factor': string;
     reauthenticate: string;
+    'upstream-continue': string;
+    'upstream-link': string;
+    'upstream-problem': string;
     logout: string;
     'signed-out': string;
     home: string;
@@ -284,6 +288,8 @@ export interface Messages {
   accountSafety: AccountSafetyTexts;
   /** The landing page (`/`), and the app named on the sign-in and consent pages. */
   entry: EntryTexts;
+  /** Sign-in through another provider (Google, GitHub, Apple, any OpenID provider). */
+  upstream: UpstreamTexts;
 }
 
 /** A language of the pages: its texts, and the Intl locale of its dates ("20 May 2026"). */

@@ -11,6 +11,7 @@ import { ruPasswordReset } from './ru-password-reset.js';
 import { ruReauth } from './ru-reauth.js';
 import { ruSecurity } from './ru-security.js';
 import { ruSignUp } from './ru-sign-up.js';
+import { ruUpstream, ruUpstreamTitles } from './ru-upstream.js';
 
 export const ru: LocaleDefinition = {
   dateLocale: 'ru-RU',
@@ -44,6 +45,7 @@ export const ru: LocaleDefinition = {
       security: 'Безопасность',
       'second-factor': 'Двухэтапный вход',
       reauthenticate: 'Подтвердите, что это вы',
+      ...ruUpstreamTitles,
       logout: 'Выйти из аккаунта?',
       'signed-out': 'Выход выполнен',
       home: 'Добро пожаловать',
@@ -291,6 +293,7 @@ export const ru: LocaleDefinition = {
     security: ruSecurity,
     logout: ruLogout,
     reauth: ruReauth,
+    upstream: ruUpstream,
     accountSafety: ruAccountSafety,
     entry: ruEntry,
   },

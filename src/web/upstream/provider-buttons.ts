@@ -1,0 +1,42 @@
+import type { Deps } from '../../context.js';
+import type { UpstreamKind } from '../../db/schema-upstream.js';
+import { authorizationOrigins } from '../../modules/upstream/upstream-client.js';
+import { enabledProviders } from '../../modules/upstream/upstream-sign-in.service.js';
+import type { Flow } from '../page-forms.js';
+
+/** One "Continue with …" button: a form posting to `action` with the page's flow. */
+export interface ProviderButton {
+  name: string;
+  kind: UpstreamKind;
+  displayName: string;
+  action: string;
+}
+
+/**
+ * The buttons of the enabled providers for a page, and the origins its CSP's form-action must
+ * admit for them. `actionOf` names the route each button posts to (sign-in, link, re-authenticate).
+ */
+export async function providerButtons(
+  deps: Deps,
+  actionOf: (name: string) => string = (name) => `/signin/providers/${name}`,
+  only?: (name: string) => boolean,
+): Promise<{ buttons: ProviderButton[]; formTargets: string[] }> {
+  const providers = (await enabledProviders(deps.db)).filter((provider) => !only || only(provider.name));
+  return {
+    buttons: providers.map((provider) => ({
+      name: provider.name,
+      kind: provider.kind,
+      displayName: provider.displayName,
+      action: actionOf(provider.name),
+    })),
+    formTargets: providers.flatMap(authorizationOrigins),
+  };
+}
+
+/** The hidden fields that carry a page's flow through a button's form. */
+export function flowHidden(flow: Flow): Array<[string, string]> {
+  const fields: Array<[string, string]> = [];
+  if (flow.requestId) fields.push(['request', flow.requestId]);
+  if (flow.returnTo) fields.push(['return_to', flow.returnTo]);
+  return fields;
+}
