@@ -14,6 +14,8 @@ const SENSITIVE_QUERY_KEYS = new Set([
   'password',
   'challenge',
   'signature',
+  // Apple's answer at /signin/providers/{name}/callback: the person's name and address.
+  'user',
 ]);
 
 /** The request URL with the values of sensitive query parameters replaced by `[REDACTED]`. */

@@ -34,6 +34,10 @@ export const EXPIRING = [
   { table: 'dpop_proofs', column: 'expires_at' },
   // An expired initial access token registers nothing (RFC 7591 §3); used-up ones expire too.
   { table: 'registration_tokens', column: 'expires_at' },
+  // A trip to a provider not answered within its 10 minutes, and an identity it brought back that
+  // no account took in that time, are refused anyway (upstream-sign-in.service.ts).
+  { table: 'upstream_round_trips', column: 'expires_at' },
+  { table: 'upstream_pending', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */

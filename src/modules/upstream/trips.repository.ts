@@ -142,10 +142,3 @@ export async function takePendingIdentity(
     .executeTakeFirst();
   return row && row.expires_at > now ? toPending(row) : undefined;
 }
-
-/** Housekeeping: trips and pending identities past their expiry. */
-export async function deleteExpiredUpstreamRows(db: Kysely<Database>, now: Date): Promise<number> {
-  const trips = await db.deleteFrom('upstream_round_trips').where('expires_at', '<=', now).executeTakeFirst();
-  const pending = await db.deleteFrom('upstream_pending').where('expires_at', '<=', now).executeTakeFirst();
-  return Number(trips.numDeletedRows) + Number(pending.numDeletedRows);
-}
