@@ -8,7 +8,7 @@ export * from './html.js';
 /** A browser: keeps the cookies the service sets and sends them back, as a real one does. */
 export class Browser {
   readonly cookies = new Map<string, string>();
-  constructor(private readonly app: FastifyInstance) {}
+  constructor(readonly app: FastifyInstance) {}
 
   async get(url: string): Promise<LightMyRequestResponse> {
     return this.keep(await this.app.inject({ method: 'GET', url, headers: this.cookieHeader() }));

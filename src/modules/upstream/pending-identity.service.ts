@@ -81,7 +81,12 @@ export async function createAccountFromPending(
     const user = await createAccountWithoutPassword(
       db,
       ctx,
-      { username: input.username, email: pending.email, emailVerified: pending.emailVerified },
+      // An address the provider did not verify is not taken over (docs/pages.md): its person adds one.
+      {
+        username: input.username,
+        email: pending.emailVerified ? pending.email : null,
+        emailVerified: pending.emailVerified,
+      },
       async (trx, created) => {
         // Taken once, with the account: two submits of the form make one account.
         const taken = await takePendingIdentity(trx, hashSecret(input.token), ctx.clock.now());
