@@ -1,9 +1,10 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { Context, Deps } from '../context.js';
+import type { Deps } from '../context.js';
 import { deleteAccount } from '../modules/accounts/account-deletion.service.js';
 import { exportAccountData } from '../modules/accounts/account-export.service.js';
 import { findUserById } from '../modules/accounts/accounts.repository.js';
+import { hasOwnPassword } from '../modules/upstream/links.service.js';
 import { issueCsrfToken } from './csrf.js';
 import { trustedBrowser } from './device-cookie.js';
 import { formBody, password, text } from './page-forms.js';
@@ -13,25 +14,27 @@ import { endSession } from './session.js';
 
 const exportBody = formBody({ csrf_token: text });
 // `username` is the hidden field that tells password managers whose password this is; not read.
-const deleteBody = formBody({ csrf_token: text, username: text, password });
+const deleteBody = formBody({ csrf_token: text, username: text, password, confirm_username: text });
 
-type DeleteError = 'missing_password' | 'wrong_password';
+type DeleteError = 'missing_password' | 'wrong_password' | 'wrong_username';
 
 /** The download's file name: the username, kept to characters every file system and header takes. */
 function exportFileName(username: string): string {
   return `idp-export-${username.replace(/[^A-Za-z0-9_-]/g, '_')}.json`;
 }
 
-function renderDelete(
-  ctx: Context,
+async function renderDelete(
+  deps: Deps,
   request: FastifyRequest,
   reply: FastifyReply,
   page: { username: string; error?: DeleteError; status?: number },
-): FastifyReply {
+): Promise<FastifyReply> {
   return renderPage(reply.code(page.status ?? 200), 'delete', {
-    csrfToken: issueCsrfToken(request, reply, ctx),
+    csrfToken: issueCsrfToken(request, reply, deps.ctx),
     username: page.username,
     error: page.error,
+    // An account made through a provider has no password: its username, typed, confirms instead.
+    hasPassword: await hasOwnPassword(deps.db, page.username),
   });
 }
 
@@ -108,7 +111,7 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
     async (request, reply) => {
       const user = await findUserById(db, requiredSession(request).userId);
       if (!user) return reply.redirect(SIGN_IN_TO_ACCOUNT);
-      return renderDelete(ctx, request, reply, { username: user.username });
+      return renderDelete(deps, request, reply, { username: user.username });
     },
   );
 
@@ -132,8 +135,9 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
       const user = await findUserById(db, session.userId);
       if (!user) return reply.redirect(SIGN_IN_TO_ACCOUNT, 303);
       const given = request.body.password ?? '';
-      if (given === '')
-        return renderDelete(ctx, request, reply, {
+      const typedUsername = request.body.confirm_username;
+      if (given === '' && typedUsername === undefined)
+        return renderDelete(deps, request, reply, {
           username: user.username,
           error: 'missing_password',
           status: 400,
@@ -141,14 +145,15 @@ export const accountDataRoutes: FastifyPluginAsync<Deps> = async (app, deps) => 
       const result = await deleteAccount(db, ctx, {
         userId: user.id,
         password: given,
+        typedUsername,
         trustedSource: trustedBrowser(request),
         ip: request.ip,
         locale: pageLocale(request),
       });
       if (!result.ok)
-        return renderDelete(ctx, request, reply, {
+        return renderDelete(deps, request, reply, {
           username: user.username,
-          error: 'wrong_password',
+          error: typedUsername === undefined ? 'wrong_password' : 'wrong_username',
           status: 401,
         });
       // Every session of the account is already gone; this clears the browser's cookie.

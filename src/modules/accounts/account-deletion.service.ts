@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { isPasswordHash } from '../../lib/password.js';
 import { recordAudit } from '../audit/audit.repository.js';
 import type { MailLocale } from '../mail/mail.service.js';
 import { deleteMailOfUser } from '../mail/outbox.repository.js';
@@ -10,7 +11,13 @@ import { deleteConsentsOfUser } from '../oauth/consents.repository.js';
 import { deletePeriodsOfUser } from '../premium/premium.repository.js';
 import { deleteLinksOfUser } from '../upstream/links.repository.js';
 import { enqueueAccountNotice } from './account-notice-mail.js';
-import { clearSignInAttempts, findUserById, lockUserByUsername, updateUser } from './accounts.repository.js';
+import {
+  clearSignInAttempts,
+  findCredentials,
+  findUserById,
+  lockUserByUsername,
+  updateUser,
+} from './accounts.repository.js';
 import { authenticate, type TrustedSource } from './accounts.service.js';
 import { deleteEmailVerificationsOfUser } from './email-verification.repository.js';
 import { deletePasswordResetsOfUser } from './password-resets.repository.js';
@@ -42,6 +49,8 @@ export async function deleteAccount(
   input: {
     userId: number;
     password: string;
+    /** For an account without a password (made through a provider): its username, typed. */
+    typedUsername?: string;
     trustedSource?: TrustedSource;
     ip: string | null;
     locale?: MailLocale;
@@ -49,12 +58,20 @@ export async function deleteAccount(
 ): Promise<DeleteAccountResult> {
   const user = await findUserById(db, input.userId);
   if (!user || user.deletedAt) return { ok: false, reason: 'wrong_password' };
-  const check = await authenticate(db, ctx, {
-    username: user.username,
-    password: input.password,
-    ...(input.trustedSource ? { trustedSource: input.trustedSource } : {}),
-  });
-  if (!check.ok || check.user.id !== user.id) return { ok: false, reason: 'wrong_password' };
+  const credentials = await findCredentials(db, user.username);
+  if (credentials && !isPasswordHash(credentials.passwordHash)) {
+    // No password to ask for: the caller's recent re-authentication (through the provider) is the
+    // proof, and the typed username the confirmation, as GitHub asks for a repository's name.
+    if ((input.typedUsername ?? '').trim().toLowerCase() !== user.username.toLowerCase())
+      return { ok: false, reason: 'wrong_password' };
+  } else {
+    const check = await authenticate(db, ctx, {
+      username: user.username,
+      password: input.password,
+      ...(input.trustedSource ? { trustedSource: input.trustedSource } : {}),
+    });
+    if (!check.ok || check.user.id !== user.id) return { ok: false, reason: 'wrong_password' };
+  }
 
   return db.transaction().execute(async (trx) => {
     // Locked, and read again: a concurrent deletion or disabling finds it done.

@@ -38,9 +38,13 @@ export const enAccountData: Messages['dataPage'] = {
     'Your username stays reserved, so nobody can take it over, and your wallet history is kept as a financial record, without your personal data.',
   exportFirst: { before: 'You may want to', link: 'download your data', after: ' first.' },
   deletePasswordHint: 'Enter your password to confirm.',
+  deleteUsernameLabel: 'Username',
+  deleteUsernameHint: (username) =>
+    `Your account has no password: type its username, ${username}, to confirm.`,
   deleteSubmit: 'Delete my account',
   errors: {
     missing_password: 'Enter your password to confirm.',
+    wrong_username: 'That is not the username of this account.',
     wrong_password: 'Wrong password. Your account was not deleted.',
   },
   deletedHeading: 'Your account has been deleted',

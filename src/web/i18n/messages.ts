@@ -235,8 +235,11 @@ export interface Messages {
     deleteKept: string;
     exportFirst: LinkedText;
     deletePasswordHint: string;
+    /** For an account without a password (made through a provider): its username, typed to confirm. */
+    deleteUsernameLabel: string;
+    deleteUsernameHint: (username: string) => string;
     deleteSubmit: string;
-    errors: { missing_password: string; wrong_password: string };
+    errors: { missing_password: string; wrong_password: string; wrong_username: string };
     deletedHeading: string;
     deletedText: string;
     deletedSignUp: string;
