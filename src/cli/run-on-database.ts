@@ -4,7 +4,6 @@ import type { DatabaseHandle } from '../db/database-handle.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { systemClock } from '../lib/clock.js';
 import { sendControlRequest } from './control-socket.js';
-import { readOptionFiles } from './option-files.js';
 import {
   type CommandOutput,
   executeCommand,
@@ -30,7 +29,7 @@ async function runDirect(
   prepared: PreparedCommand,
   config: Config,
   opening: Promise<DatabaseHandle>,
-  input: { stdin?: string; files: Record<string, string> },
+  stdin?: string,
 ) {
   // The modules every command needs load while the database opens: PGlite reads its files and
   // compiles its WebAssembly off the main thread meanwhile.
@@ -41,7 +40,7 @@ async function runDirect(
     // The same migrations the server applies on start, so a command works on a fresh database.
     // Not before `idp migrate` itself, which must report what it applied.
     if (prepared.command.name !== 'migrate') await migrateToLatest(database.db);
-    return await executeCommand(prepared, { db: database.db, config, clock: systemClock, ...input });
+    return await executeCommand(prepared, { db: database.db, config, clock: systemClock, stdin });
   } finally {
     await database.close();
   }
@@ -56,9 +55,6 @@ async function run(argv: string[], prepared: PreparedCommand): Promise<CommandOu
   // Before any database is opened or migrated: a refused command touches nothing.
   const refusal = prepared.command.refuse?.(config);
   if (refusal) return failure(refusal);
-  const read = await readOptionFiles(prepared, readStdin);
-  if ('exitCode' in read) return read;
-  const { files } = read;
   const stdin = prepared.args.values['password-stdin'] === true ? await readStdin() : undefined;
 
   if (config.DATABASE_URL) {
@@ -67,7 +63,7 @@ async function run(argv: string[], prepared: PreparedCommand): Promise<CommandOu
       prepared,
       config,
       Promise.resolve(openPostgres({ url: config.DATABASE_URL, poolMax: 2 })),
-      { stdin, files },
+      stdin,
     );
   }
   const problem = await dataDirProblem(config.DATA_DIR);
@@ -82,13 +78,13 @@ async function run(argv: string[], prepared: PreparedCommand): Promise<CommandOu
           prepared,
           config,
           openPglite(config.DATA_DIR, { sharedBuffers: CLI_SHARED_BUFFERS }),
-          { stdin, files },
+          stdin,
         );
       } finally {
         await lock.release();
       }
     }
-    const answer = await sendControlRequest(controlSocketPath(config.DATA_DIR), { argv, stdin, files });
+    const answer = await sendControlRequest(controlSocketPath(config.DATA_DIR), { argv, stdin });
     if (answer) return answer;
     // Another command holds the directory for a moment.
     if (Date.now() > deadline) {

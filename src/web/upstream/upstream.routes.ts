@@ -7,6 +7,7 @@ import { auditRequest } from '../../modules/audit/audit.repository.js';
 import { startPendingSignIn } from '../../modules/mfa/second-factor.service.js';
 import { UpstreamFailure } from '../../modules/upstream/upstream-identity.js';
 import {
+  enabledProvider,
   finishUpstream,
   startUpstream,
   type TripFlow,
@@ -63,7 +64,11 @@ export async function goToProvider(
       { provider: trip.provider, reason: error.reason, detail: error.detail },
       'upstream provider failed',
     );
-    return renderUpstreamProblem(request, reply, { problem: error.reason, provider: trip.provider });
+    const provider = await enabledProvider(deps.db, trip.provider).catch(() => undefined);
+    return renderUpstreamProblem(request, reply, {
+      problem: error.reason,
+      provider: provider?.displayName ?? trip.provider,
+    });
   }
 }
 

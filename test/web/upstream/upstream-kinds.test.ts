@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { Browser, hiddenFields } from '../../helpers/browser.js';
+import type { AppleStandIn } from '../../helpers/upstream/apple-standin.js';
+import type { GithubStandIn } from '../../helpers/upstream/github-standin.js';
+import { appleProvider, githubProvider, throughProvider } from '../../helpers/upstream-flow.js';
+
+/*
+ * GitHub (OAuth 2.0 and its REST API) and Sign in with Apple (form_post, an ES256 client secret
+ * made per request, the name sent on the first sign-in only), each against a stand-in shaped like it.
+ */
+let t: TestApp;
+let github: GithubStandIn;
+let apple: AppleStandIn;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  t.clock.set(new Date());
+  github = await githubProvider(t, {
+    octo: {
+      id: 583231,
+      login: 'octocat',
+      name: 'The Octocat',
+      email: null,
+      emails: [
+        { email: 'old@example.org', primary: false, verified: true },
+        { email: 'octo@example.org', primary: true, verified: true },
+      ],
+    },
+    renamed: { id: 583231, login: 'octocat-renamed', emails: [] },
+    unverified: {
+      id: 9001,
+      login: 'fresh',
+      emails: [{ email: 'fresh@example.org', primary: true, verified: false }],
+    },
+  });
+  apple = await appleProvider(t, {
+    jane: {
+      sub: '001234.abcdef.1234',
+      email: 'jane@privaterelay.appleid.com',
+      firstName: 'Jane',
+      lastName: 'Appleseed',
+    },
+  });
+});
+
+afterAll(async () => {
+  await github?.stop();
+  await apple?.stop();
+  await t?.close();
+});
+
+async function createAccount(browser: Browser, username: string) {
+  const page = await browser.get('/signin/providers/continue');
+  expect(page.statusCode).toBe(200);
+  const made = await browser.post('/signin/providers/continue', {
+    ...hiddenFields(page.body, '/signin/providers/continue'),
+    username,
+  });
+  expect(made.statusCode).toBe(303);
+  return page;
+}
+
+describe('GitHub', () => {
+  it('makes an account from the numeric id, the login suggested and the primary verified address taken', async () => {
+    github.nextAccount = 'octo';
+    const browser = new Browser(t.app);
+    expect((await throughProvider(browser, 'github')).headers.location).toBe('/signin/providers/continue');
+    const page = await createAccount(browser, 'octocat');
+    expect(page.body).toContain('value="octocat"');
+    const token = github.requests.find((request) => request.path === '/login/oauth/access_token');
+    expect(token?.params.code_verifier).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const link = await t.database.db
+      .selectFrom('upstream_links')
+      .innerJoin('users', 'users.id', 'upstream_links.user_id')
+      .select(['subject', 'users.email', 'users.email_verified', 'label'])
+      .where('users.username', '=', 'octocat')
+      .executeTakeFirstOrThrow();
+    expect(link).toEqual({
+      subject: '583231',
+      email: 'octo@example.org',
+      email_verified: true,
+      label: 'octocat',
+    });
+  });
+
+  it('finds the account by the id after the login was renamed', async () => {
+    github.nextAccount = 'renamed';
+    const browser = new Browser(t.app);
+    expect((await throughProvider(browser, 'github')).headers.location).toBe('/account');
+    expect((await browser.get('/account')).body).toContain('octocat');
+  });
+
+  it('does not take over an address GitHub did not verify', async () => {
+    github.nextAccount = 'unverified';
+    const browser = new Browser(t.app);
+    await throughProvider(browser, 'github');
+    await createAccount(browser, 'fresh_one');
+    const user = await t.database.db
+      .selectFrom('users')
+      .select('email')
+      .where('username', '=', 'fresh_one')
+      .executeTakeFirstOrThrow();
+    expect(user.email).toBeNull();
+  });
+});
+
+describe('Sign in with Apple', () => {
+  it('asks for form_post, signs its client secret with the operator key, and names the account from the first answer', async () => {
+    apple.nextAccount = 'jane';
+    const browser = new Browser(t.app);
+    const back = await throughProvider(browser, 'apple');
+    expect(back.headers.location).toBe('/signin/providers/continue');
+    const authorize = apple.requests.find((request) => request.path === '/auth/authorize');
+    expect(authorize?.params).toMatchObject({ response_mode: 'form_post', scope: 'openid name email' });
+    const page = await createAccount(browser, 'jane_a');
+    // The name came only in the form post's `user` field.
+    expect(page.body).toContain('Jane Appleseed');
+    expect(page.body).toContain('value="jane_appleseed"');
+    const user = await t.database.db
+      .selectFrom('users')
+      .select(['email', 'email_verified'])
+      .where('username', '=', 'jane_a')
+      .executeTakeFirstOrThrow();
+    // Apple's `email_verified` is the string "true".
+    expect(user).toEqual({ email: 'jane@privaterelay.appleid.com', email_verified: true });
+
+    // The next sign-in carries no name, and needs none: the subject finds the account.
+    const later = new Browser(t.app);
+    expect((await throughProvider(later, 'apple')).headers.location).toBe('/account');
+  });
+});
