@@ -12,6 +12,12 @@ export interface CommandContext {
   clock: Clock;
   /** Standard input, read by the caller only when the command asks for it (`--password-stdin`). */
   stdin?: string;
+  /**
+   * What the files its `--…-file` options name hold, by option name: read by the `idp` process
+   * where the operator typed the command (readOptionFiles), as a server a command is handed to has
+   * another working directory and may run as another user.
+   */
+  files?: Readonly<Record<string, string>>;
 }
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -27,6 +33,7 @@ export interface Command {
   /** One line of arguments for the usage text. */
   usage: string;
   summary: string;
+  /** Its options; a string option named `…-file` names a file the `idp` process reads (CommandContext.files). */
   options: OptionSpec;
   /** How many positional arguments it takes (after its name). */
   positionals?: number;

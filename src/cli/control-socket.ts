@@ -8,11 +8,22 @@ import { type CommandOutput, runCommand } from './run-command.js';
 /**
  * How the CLI hands a command to the running server when the database is embedded, as a PGlite
  * directory can be open in one process only: an owner-only Unix socket in DATA_DIR,
- * one connection per command, one JSON line each way (`{argv, stdin}`, `{exitCode, stdout, stderr}`).
+ * one connection per command, one JSON line each way (`{argv, stdin, files}`, `{exitCode, stdout, stderr}`).
  */
 export interface ControlRequest {
   argv: string[];
   stdin?: string;
+  /** What the command's `--…-file` options name, read by the `idp` process (readOptionFiles). */
+  files?: Record<string, string>;
+}
+
+function isTextRecord(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((each) => typeof each === 'string')
+  );
 }
 
 const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -23,7 +34,7 @@ export interface ControlServer {
 
 export async function startControlServer(
   socketPath: string,
-  ctx: Omit<CommandContext, 'stdin'>,
+  ctx: Omit<CommandContext, 'stdin' | 'files'>,
   logger?: Logger,
 ): Promise<ControlServer> {
   // The caller holds the data-directory lock, so a socket file left here is a crashed server's.
@@ -51,11 +62,12 @@ export async function startControlServer(
       request = JSON.parse(line) as ControlRequest;
       if (!Array.isArray(request.argv) || !request.argv.every((arg) => typeof arg === 'string'))
         throw new Error();
+      if (request.files !== undefined && !isTextRecord(request.files)) throw new Error();
     } catch {
       return { exitCode: 1, stdout: '', stderr: 'idp: malformed control request\n' };
     }
     try {
-      return await runCommand(request.argv, { ...ctx, stdin: request.stdin });
+      return await runCommand(request.argv, { ...ctx, stdin: request.stdin, files: request.files ?? {} });
     } catch (error) {
       logger?.error({ err: error, command: request.argv.slice(0, 2).join(' ') }, 'control command failed');
       const reason = isDatabaseUnavailable(error)

@@ -10,6 +10,27 @@ export interface CommandHelp {
 }
 
 const USER = { U: 'the username of the account' };
+
+/** The settings of `idp providers add` and `update`. */
+const PROVIDER = {
+  NAME: 'the name in URLs (/signin/providers/NAME/callback): 2 to 32 of a-z, 0-9 and "-", a letter first',
+  'display-name':
+    'what the button says after "Continue with" (default Google, GitHub or Apple; oidc needs one)',
+  issuer:
+    "the OpenID issuer (GitHub: its site): https, http only on loopback; default the kind's own, oidc needs one",
+  'api-url': "GitHub only: its REST API's base (default https://api.github.com)",
+  'client-id': 'the client id the provider gave this service',
+  'client-secret':
+    'the client secret inline; it lands in the process list and shell history, so prefer --client-secret-file',
+  'client-secret-file':
+    'read the client secret from this file ("-": standard input), where idp is typed; stored sealed',
+  'apple-team-id': 'Apple only: your 10-character team id',
+  'apple-key-id': 'Apple only: the 10-character id of your Sign in with Apple key',
+  'apple-private-key-file':
+    "Apple only: that key's .p8 file (PKCS#8, P-256), read where idp is typed; stored sealed",
+  scopes: 'the scopes asked for, space-separated (default openid email profile; GitHub read:user user:email)',
+  'trust-amr': "a provider's amr saying mfa stands in for the account's own second factor",
+};
 const JSON_NOTE = 'print exactly one JSON object on stdout instead of the listing';
 
 export const COMMAND_HELP: Record<string, CommandHelp> = {
@@ -187,6 +208,29 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     example: 'idp wallet credit alice 100 --description "Welcome bonus"',
   },
   'wallet verify': { explain: {}, example: 'idp wallet verify' },
+  'providers add': {
+    explain: {
+      ...PROVIDER,
+      kind: 'oidc (any OpenID provider), github, google or apple',
+      disabled: 'add it without its button yet (enable it with providers update NAME --enabled)',
+    },
+    example:
+      'idp providers add google --kind google --client-id 1234.apps.googleusercontent.com --client-secret-file google.secret',
+  },
+  'providers update': {
+    explain: {
+      ...PROVIDER,
+      enabled: 'show its button and accept sign-ins through it again',
+      disabled: 'hide its button and refuse sign-ins through it; its links stay',
+      'no-trust-amr': "ask linked accounts for their own second factor whatever the provider's amr says",
+    },
+    example: 'pass show idp/github | idp providers update github --client-secret-file - --no-trust-amr',
+  },
+  'providers remove': {
+    explain: { NAME: "the provider's name, as providers list shows it" },
+    example: 'idp providers remove github',
+  },
+  'providers list': { explain: {}, example: 'idp providers list --json' },
   'admins grant': {
     explain: {
       ...USER,

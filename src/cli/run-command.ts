@@ -14,6 +14,7 @@ import { migrateCommands } from './migrate.commands.js';
 import { formatListing } from './output.js';
 import { platformCommands } from './platform.commands.js';
 import { premiumCommands } from './premium.commands.js';
+import { providerCommands } from './providers.commands.js';
 import { registrationTokenCommands } from './registration-tokens.commands.js';
 import { userCommands } from './users.commands.js';
 import { walletCommands } from './wallet.commands.js';
@@ -23,6 +24,7 @@ export const commands: readonly Command[] = [
   ...userCommands,
   ...clientCommands,
   ...registrationTokenCommands,
+  ...providerCommands,
   ...platformCommands,
   ...keyCommands,
   ...premiumCommands,

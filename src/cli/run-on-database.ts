@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../db/database-handle.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { systemClock } from '../lib/clock.js';
 import { sendControlRequest } from './control-socket.js';
+import { readOptionFiles } from './option-files.js';
 import {
   type CommandOutput,
   executeCommand,
@@ -29,7 +30,7 @@ async function runDirect(
   prepared: PreparedCommand,
   config: Config,
   opening: Promise<DatabaseHandle>,
-  stdin?: string,
+  input: { stdin?: string; files: Record<string, string> },
 ) {
   // The modules every command needs load while the database opens: PGlite reads its files and
   // compiles its WebAssembly off the main thread meanwhile.
@@ -40,7 +41,7 @@ async function runDirect(
     // The same migrations the server applies on start, so a command works on a fresh database.
     // Not before `idp migrate` itself, which must report what it applied.
     if (prepared.command.name !== 'migrate') await migrateToLatest(database.db);
-    return await executeCommand(prepared, { db: database.db, config, clock: systemClock, stdin });
+    return await executeCommand(prepared, { db: database.db, config, clock: systemClock, ...input });
   } finally {
     await database.close();
   }
@@ -55,6 +56,9 @@ async function run(argv: string[], prepared: PreparedCommand): Promise<CommandOu
   // Before any database is opened or migrated: a refused command touches nothing.
   const refusal = prepared.command.refuse?.(config);
   if (refusal) return failure(refusal);
+  const read = await readOptionFiles(prepared, readStdin);
+  if ('exitCode' in read) return read;
+  const { files } = read;
   const stdin = prepared.args.values['password-stdin'] === true ? await readStdin() : undefined;
 
   if (config.DATABASE_URL) {
@@ -63,7 +67,7 @@ async function run(argv: string[], prepared: PreparedCommand): Promise<CommandOu
       prepared,
       config,
       Promise.resolve(openPostgres({ url: config.DATABASE_URL, poolMax: 2 })),
-      stdin,
+      { stdin, files },
     );
   }
   const problem = await dataDirProblem(config.DATA_DIR);
@@ -78,13 +82,13 @@ async function run(argv: string[], prepared: PreparedCommand): Promise<CommandOu
           prepared,
           config,
           openPglite(config.DATA_DIR, { sharedBuffers: CLI_SHARED_BUFFERS }),
-          stdin,
+          { stdin, files },
         );
       } finally {
         await lock.release();
       }
     }
-    const answer = await sendControlRequest(controlSocketPath(config.DATA_DIR), { argv, stdin });
+    const answer = await sendControlRequest(controlSocketPath(config.DATA_DIR), { argv, stdin, files });
     if (answer) return answer;
     // Another command holds the directory for a moment.
     if (Date.now() > deadline) {

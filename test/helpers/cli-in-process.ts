@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { readOptionFiles } from '../../src/cli/option-files.js';
 import { executeCommand, prepareCommand } from '../../src/cli/run-command.js';
 import { tryLockDataDir } from '../../src/db/data-dir-lock.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
@@ -34,10 +35,14 @@ export function idpOn(db: Kysely<Database>, env: Record<string, string> = {}): I
   const config = testConfig({ LOG_LEVEL: 'silent', ...env });
   return async (args, stdin) => {
     const prepared = prepareCommand(args);
+    // The files of `--…-file` options are read here, as the idp process reads them.
+    const read = 'exitCode' in prepared ? prepared : await readOptionFiles(prepared, async () => stdin ?? '');
     const output =
       'exitCode' in prepared
         ? prepared
-        : await executeCommand(prepared, { db, config, clock: systemClock, stdin });
+        : 'exitCode' in read
+          ? read
+          : await executeCommand(prepared, { db, config, clock: systemClock, stdin, files: read.files });
     return { code: output.exitCode, signal: null, stdout: output.stdout, stderr: output.stderr };
   };
 }
