@@ -1,7 +1,9 @@
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
-import { makeUser } from '../../helpers/factories.js';
+import { makeClient, makeUser } from '../../helpers/factories.js';
+import { authorizeUrl, exchangeCode } from '../../helpers/http.js';
 import type { OidcStandIn } from '../../helpers/upstream/oidc-standin.js';
 import { oidcProvider, throughProvider } from '../../helpers/upstream-flow.js';
 
@@ -191,5 +193,31 @@ describe('a first sign-in through an OpenID provider', () => {
       .where('username', '=', `${other}_2`)
       .execute();
     expect(second).toEqual([]);
+  });
+});
+
+describe("a site's sign-in through a provider", () => {
+  it('resumes the authorization request after the provider, and the id_token says amr fed', async () => {
+    const site = await makeClient(t);
+    provider.nextAccount = 'ada';
+    const browser = new Browser(t.app);
+    const signIn = await browser.get(authorizeUrl(site, { scope: 'openid', nonce: 'n-1' }));
+    expect(signIn.statusCode).toBe(302);
+    const back = await throughProvider(browser, 'oidc', { from: signIn.headers.location as string });
+    expect(back.statusCode).toBe(303);
+    expect(back.headers.location).toMatch(/^\/api\/v1\/oauth\/authorize\/resume\?request=/);
+    const consent = await browser.get(back.headers.location as string);
+    expect(consent.statusCode, consent.body.slice(0, 200)).toBe(200);
+    const decision = '/api/v1/oauth/authorize/decision';
+    const allowed = await browser.post(decision, {
+      ...hiddenFields(consent.body, decision),
+      decision: 'allow',
+    });
+    const code = new URL(allowed.headers.location as string).searchParams.get('code') as string;
+    const { id_token } = (await exchangeCode(t.app, site, code)).json() as { id_token: string };
+    const claims = decodeJwt(id_token);
+    expect(claims.amr).toEqual(['fed']);
+    expect(claims.acr).toBeUndefined();
+    expect(claims.nonce).toBe('n-1');
   });
 });
