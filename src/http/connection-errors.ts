@@ -124,12 +124,18 @@ export function answerConnect(log: FastifyBaseLogger) {
 }
 
 /**
- * The pages' paths that take a path parameter (the console's, the developer portal's): a browser
- * there gets a page, not JSON, with the way back to where it was.
+ * The pages' paths that take a path parameter (the console's, the developer portal's, a provider's
+ * sign-in): a browser there gets a page, not JSON, with the way back to where it was.
  */
 const PAGE_PATHS: ReadonlyArray<{ path: RegExp; home: string; back: string }> = [
   { path: /^\/admin(\/|$)/, home: '/admin', back: 'Back to the console' },
   { path: /^\/developers(\/|$)/, home: '/developers', back: 'Back to the developer portal' },
+  { path: /^\/signin\/providers\//, home: '/signin', back: 'Back to sign-in' },
+  {
+    path: /^\/account\/(providers|reauthenticate\/providers)\//,
+    home: '/account',
+    back: 'Back to your account',
+  },
 ];
 
 /** A plain page for a router error on a page's path: no route ran, so not the pages' own renderer. */

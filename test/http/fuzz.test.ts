@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOwnedApp } from '../../src/modules/developer-apps/apps.service.js';
 import { createRegistrationToken } from '../../src/modules/developer-apps/registration-tokens.service.js';
+import { addProvider } from '../../src/modules/upstream/providers.service.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeOperator, nextCode, type TestOperator } from '../helpers/console.js';
 import {
@@ -15,6 +16,7 @@ import {
 } from '../helpers/factories.js';
 import { hiddenFields } from '../helpers/html.js';
 import { basic, exchangeCode } from '../helpers/http.js';
+import { type OidcStandIn, startOidcStandIn } from '../helpers/upstream/oidc-standin.js';
 
 /**
  * Every route of the catalogue, driven with generated requests: NUL, lone surrogates, invalid
@@ -86,6 +88,9 @@ const SESSION_FAMILIES: ReadonlyArray<readonly [string, (path: string) => boolea
   ['par', (path) => path === '/api/v1/oauth/par'],
   ['console', (path) => path.startsWith('/admin')],
   ['developers', (path) => path.startsWith('/developers')],
+  // Sign-in through a provider (configured, its stand-in up): the start, the callback (forged,
+  // replayed, huge states and codes), the username and link pages.
+  ['providers', (path) => path.startsWith('/signin/providers')],
 ];
 
 /** Other routes a signed-in browser reaches, favoured as the families are. */
@@ -96,6 +101,7 @@ function familyOf(path: string): string | undefined {
 }
 
 let t: TestApp;
+let upstream: OidcStandIn;
 let routes: CatalogueRoute[];
 let credentials: Credentials;
 /** The signed-in browser's cookies, as a browser keeps them from the answers it gets. */
@@ -209,6 +215,8 @@ const hostile = fc.constantFrom(
   '$id_token',
   '$registered_client_id',
   'device-12345678',
+  // The configured provider's name, for `/signin/providers/:name/…`.
+  'oidc',
 );
 
 const numbers = fc.oneof(
@@ -454,6 +462,22 @@ const BASELINES: Record<
   },
   'POST /api/v1/oauth/logout/confirm': { form: [['decision', 'signout']] },
   'POST /signout': { form: [] },
+  // A provider's answer with a state no trip of this browser holds, or a replayed one.
+  'GET /signin/providers/:name/callback': {
+    query: [
+      ['state', 'forged-state-0123456789-0123456789-0123456789'],
+      ['code', 'replayed-code'],
+      ['iss', 'https://attacker.example'],
+    ],
+  },
+  'POST /signin/providers/:name/callback': {
+    form: [
+      ['state', 'forged'],
+      ['code', 'c'],
+      ['user', '{"name":{"firstName":"A"}}'],
+    ],
+  },
+  'POST /signin/providers/continue': { form: [['username', 'fuzz_provider']] },
   'POST /developers/apps': {
     form: [
       ['name', 'Fuzz'],
@@ -837,6 +861,24 @@ async function liveSession(): Promise<void> {
 
 beforeAll(async () => {
   t = await createTestApp();
+  upstream = await startOidcStandIn({
+    clientId: 'fuzz',
+    clientSecret: 'fuzz-secret-0123456789',
+    accounts: { ada: { sub: 'sub-ada' } },
+  });
+  await addProvider(
+    t.database.db,
+    depsOf(t).ctx,
+    {
+      name: 'oidc',
+      kind: 'oidc',
+      displayName: 'Fuzz ID',
+      issuer: upstream.url,
+      clientId: 'fuzz',
+      clientSecret: 'fuzz-secret-0123456789',
+    },
+    'cli',
+  );
   const operator = await makeOperator(t, 'owner');
   const user = operator.user;
   const client = await makeClient(t, { wallet: true, postLogoutRedirectUris: [POST_LOGOUT_REDIRECT_URI] });
@@ -899,7 +941,10 @@ beforeAll(async () => {
   }));
   expect(routes.length).toBeGreaterThan(20);
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await upstream?.stop();
+  await t.close();
+});
 
 describe('every route under generated hostile input', () => {
   it(`answers no 5xx, only contract-shaped errors, and stays healthy (${RUNS} requests, seed ${SEED})`, {
@@ -942,7 +987,8 @@ describe('every route under generated hostile input', () => {
         const elsewhere =
           request.badPathTail !== null ||
           (/:[A-Za-z_]/.test(route.path) && /^\.{1,2}$/.test(request.pathValue));
-        const consoleTail = elsewhere && /^\/(admin|developers)(\/|$)/.test(route.path);
+        const consoleTail =
+          elsewhere && /^\/(admin|developers|signin\/providers|account\/(reauthenticate\/)?providers)(\/|$)/.test(route.path);
         checkResponse(
           route,
           consoleTail ? 'either' : answersPages(route) && request.badPathTail === null,
