@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../context.js';
-import { UPSTREAM } from '../../lib/amr.js';
+import { isMultiFactor, UPSTREAM } from '../../lib/amr.js';
 import { findUserById } from '../../modules/accounts/accounts.repository.js';
+import { hasSecondFactor } from '../../modules/sign-in-policy/sign-in-policy.service.js';
 import {
   createAccountFromPending,
   linkPendingToAccount,
@@ -157,6 +158,10 @@ export const upstreamContinueRoutes: FastifyPluginAsync<Deps> = async (app, deps
       const pending = await pendingOrStale(request, reply, deps);
       if (!pending) return reply;
       const session = requiredSession(request);
+      // The account's proof includes its second factor: a session that never passed it (one from
+      // before the factor was added) passes it now, and comes back.
+      if (!isMultiFactor(session.amr) && (await hasSecondFactor(db, session.userId)))
+        return reply.redirect(`/signin/second-factor?return_to=${encodeURIComponent(LINK_PATH)}`, 303);
       const result = await linkPendingToAccount(db, ctx, {
         token: pending.token,
         userId: session.userId,

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { disableUser } from '../../../src/modules/accounts/accounts.service.js';
+import {
+  confirmTotpEnrolment,
+  startTotpEnrolment,
+  totpKeyOf,
+} from '../../../src/modules/mfa/totp.service.js';
 import { totpCodeAt } from '../../../src/modules/mfa/totp-code.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
@@ -30,6 +35,7 @@ const ACCOUNTS = {
     email_verified: true,
   },
   second: { sub: 'sub-second' },
+  stepper: { sub: 'sub-stepper' },
   only: { sub: 'sub-only', preferred_username: 'only' },
 };
 
@@ -160,6 +166,52 @@ describe('linking to an account one already has', () => {
     const later = new Browser(t.app);
     expect((await throughProvider(later, 'oidc')).headers.location).toBe('/account');
     expect((await later.get('/account')).body).toContain(owner.username);
+  });
+
+  it("asks a session that never passed the account's second factor to pass it first", async () => {
+    const owner = await makeUser(t);
+    const browser = new Browser(t.app);
+    await browser.signIn(owner);
+    // The factor is added after this session signed in: the session holds only `pwd`.
+    const { db, ctx } = depsOf(t);
+    await startTotpEnrolment(db, ctx, { userId: owner.id, ip: null });
+    const key = (await totpKeyOf(db, ctx, owner.id))?.key as string;
+    await confirmTotpEnrolment(db, ctx, {
+      userId: owner.id,
+      code: totpCodeAt(key, t.clock.now()),
+      ip: null,
+      locale: 'en',
+    });
+    t.clock.advance(30_000);
+
+    provider.nextAccount = 'stepper';
+    expect((await throughProvider(browser, 'oidc')).headers.location).toBe('/signin/providers/continue');
+    const confirm = await browser.get('/signin/providers/link');
+    const asked = await browser.post(
+      '/signin/providers/link',
+      hiddenFields(confirm.body, '/signin/providers/link'),
+    );
+    expect(asked.headers.location).toBe('/signin/second-factor?return_to=%2Fsignin%2Fproviders%2Flink');
+    expect(
+      await t.database.db.selectFrom('upstream_links').select('id').where('user_id', '=', owner.id).execute(),
+    ).toEqual([]);
+    const step = await browser.submit(asked.headers.location as string, '/signin/second-factor', {
+      code: totpCodeAt(key, t.clock.now()),
+    });
+    expect(step.headers.location).toBe('/signin/providers/link');
+    const again = await browser.get('/signin/providers/link');
+    const done = await browser.post(
+      '/signin/providers/link',
+      hiddenFields(again.body, '/signin/providers/link'),
+    );
+    expect(done.statusCode).toBe(303);
+    expect(
+      await t.database.db
+        .selectFrom('upstream_links')
+        .select('subject')
+        .where('user_id', '=', owner.id)
+        .execute(),
+    ).toEqual([{ subject: 'sub-stepper' }]);
   });
 
   it('from the account page, and never to a second account', async () => {
