@@ -162,4 +162,31 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     await checkPage('new ru');
     expect(pageErrors).toEqual([]);
   });
+
+  it('adds a sign-in provider, a refusal shown beside its field, each page axe-clean in English and Russian', async () => {
+    await page.goto(`${base}/admin/providers?lang=en`);
+    await checkPage('providers');
+    await page.locator('#name').fill('corp');
+    await page.locator('#kind').selectOption('oidc');
+    await page.locator('#displayName').fill('Corp SSO');
+    await page.locator('#issuer').fill('http://sso.example');
+    await page.locator('#clientId').fill('idp');
+    await page.locator('#clientSecret').fill('corp-secret');
+    await submit('form[action="/admin/providers"] button[type="submit"]');
+    expect(await page.locator('#issuer').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('#clientSecret').inputValue()).toBe('');
+    await checkPage('provider refused');
+    await page.locator('#issuer').fill('https://sso.example');
+    await page.locator('#clientSecret').fill('corp-secret');
+    await submit('form[action="/admin/providers"] button[type="submit"]');
+    expect(new URL(page.url()).pathname).toBe('/admin/providers/corp');
+    expect(await page.locator('main').textContent()).toContain('/signin/providers/corp/callback');
+    await checkPage('provider');
+    await page.goto(`${base}/admin/providers/corp?lang=ru`);
+    await checkPage('provider ru');
+    await page.goto(`${base}/admin/providers?lang=ru`);
+    expect(await page.locator('h1').textContent()).toBe('Провайдеры входа');
+    await checkPage('providers ru');
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -93,7 +93,7 @@ describe.skipIf(skipBrowserTests)('entering the console, in Chromium', () => {
       expect(now.outline, now.text).toMatch(/^solid [1-9]/);
       reached.push(now.text);
     }
-    const sections = ['Dashboard', 'Users', 'Applications', 'Audit log', 'Platform'];
+    const sections = ['Dashboard', 'Users', 'Applications', 'Sign-in providers', 'Audit log', 'Platform'];
     const at = reached.indexOf('Dashboard');
     expect(reached.slice(at, at + sections.length)).toEqual(sections);
     expect(reached[at + sections.length]).toBe('night_operator · Owner');

@@ -17,6 +17,7 @@ export const CONSOLE_AREAS = [
   { area: 'dashboard', href: '/admin', can: 'view' },
   { area: 'users', href: '/admin/users', can: 'view' },
   { area: 'clients', href: '/admin/clients', can: 'view' },
+  { area: 'providers', href: '/admin/providers', can: 'view' },
   { area: 'audit', href: '/admin/audit', can: 'view' },
   { area: 'platform', href: '/admin/platform', can: 'view' },
 ] as const satisfies readonly { area: string; href: string; can: ConsoleCapability }[];

@@ -8,6 +8,7 @@ import { consolePasskeyRoutes } from './console-passkey.routes.js';
 import { consoleDashboardRoutes } from './dashboard.routes.js';
 import { consoleEnterRoutes } from './enter.routes.js';
 import { consolePlatformRoutes } from './platform.routes.js';
+import { consoleProvidersRoutes } from './providers.routes.js';
 import { consoleUsersRoutes } from './users.routes.js';
 
 /**
@@ -30,6 +31,7 @@ export const consoleRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   await app.register(consoleDashboardRoutes, deps);
   await app.register(consoleUsersRoutes, deps);
   await app.register(consoleClientsRoutes, deps);
+  await app.register(consoleProvidersRoutes, deps);
   await app.register(consoleAuditRoutes, deps);
   await app.register(consolePlatformRoutes, deps);
 };

@@ -6,6 +6,7 @@ export const commonEn = {
     dashboard: 'Dashboard',
     users: 'Users',
     clients: 'Applications',
+    providers: 'Sign-in providers',
     audit: 'Audit log',
     platform: 'Platform',
   },

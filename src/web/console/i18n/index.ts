@@ -4,6 +4,7 @@ import { clientsEn } from './en-clients.js';
 import { commonEn } from './en-common.js';
 import { dashboardEn } from './en-dashboard.js';
 import { platformEn } from './en-platform.js';
+import { providersEn } from './en-providers.js';
 import { reviewEn } from './en-review.js';
 import { usersEn } from './en-users.js';
 import { auditRu } from './ru-audit.js';
@@ -11,6 +12,7 @@ import { clientsRu } from './ru-clients.js';
 import { commonRu } from './ru-common.js';
 import { dashboardRu } from './ru-dashboard.js';
 import { platformRu } from './ru-platform.js';
+import { providersRu } from './ru-providers.js';
 import { reviewRu } from './ru-review.js';
 import { usersRu } from './ru-users.js';
 
@@ -22,6 +24,8 @@ export interface ConsoleTexts {
   clients: typeof clientsEn;
   /** Applications that site owners registered: owners, approval, the wallet request. */
   review: typeof reviewEn;
+  /** The providers people sign in through ("Continue with …"). */
+  providers: typeof providersEn;
   audit: typeof auditEn;
   platform: typeof platformEn;
 }
@@ -33,6 +37,7 @@ const TEXTS: Record<Locale, ConsoleTexts> = {
     users: usersEn,
     clients: clientsEn,
     review: reviewEn,
+    providers: providersEn,
     audit: auditEn,
     platform: platformEn,
   },
@@ -42,6 +47,7 @@ const TEXTS: Record<Locale, ConsoleTexts> = {
     users: usersRu,
     clients: clientsRu,
     review: reviewRu,
+    providers: providersRu,
     audit: auditRu,
     platform: platformRu,
   },

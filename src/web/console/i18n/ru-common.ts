@@ -8,6 +8,7 @@ export const commonRu: typeof commonEn = {
     dashboard: 'Сводка',
     users: 'Пользователи',
     clients: 'Приложения',
+    providers: 'Провайдеры входа',
     audit: 'Журнал аудита',
     platform: 'Платформа',
   },
