@@ -122,8 +122,15 @@ export const providerCommands: Command[] = [
     options: { kind: { type: 'string' }, ...SETTINGS },
     positionals: 1,
     check: (args) => {
-      kindOf(args);
       checkSettings(args);
+      // Each kind's own options: what another kind was given would be stored and never used.
+      const kind = kindOf(args);
+      const foreign = [
+        ...(kind === 'apple' ? [] : ['apple-team-id', 'apple-key-id', 'apple-private-key-file']),
+        ...(kind === 'github' ? [] : ['api-url']),
+        ...(kind === 'apple' ? ['client-secret', 'client-secret-file'] : []),
+      ].find((name) => args.values[name] !== undefined);
+      if (foreign) throw new UsageError(`--${foreign} does not apply to --kind ${kind}`);
     },
     run: async (ctx, args) =>
       (await providers()).addProvider(

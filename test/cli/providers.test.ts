@@ -191,7 +191,7 @@ describe(`idp providers on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
         '--display-name',
         'Corp SSO',
         '--issuer',
-        'http://127.0.0.1:9999/realms/corp/',
+        'http://127.0.0.1:9999/realms/corp',
         '--client-id',
         'idp',
         '--client-secret',
@@ -439,6 +439,51 @@ describe(`idp providers on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
       /give either --trust-amr or --no-trust-amr/,
     );
     failed(await idp(['providers', 'update', 'google']), /nothing to change/);
+    const apple = ['--apple-team-id', 'TEAM123456', '--apple-key-id', 'KEY1234567'];
+    failed(
+      await idp([
+        'providers',
+        'add',
+        'x1',
+        '--kind',
+        'google',
+        '--client-id',
+        'x',
+        '--client-secret',
+        's',
+        ...apple,
+      ]),
+      /--apple-team-id does not apply to --kind google/,
+    );
+    failed(
+      await idp([
+        'providers',
+        'add',
+        'x1',
+        '--kind',
+        'oidc',
+        '--client-id',
+        'x',
+        '--api-url',
+        'https://a.example',
+      ]),
+      /--api-url does not apply to --kind oidc/,
+    );
+    failed(
+      await idp([
+        'providers',
+        'add',
+        'x1',
+        '--kind',
+        'apple',
+        '--client-id',
+        'x',
+        '--client-secret',
+        's',
+        ...apple,
+      ]),
+      /--client-secret does not apply to --kind apple/,
+    );
     failed(
       await idp([
         'providers',
