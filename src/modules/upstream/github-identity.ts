@@ -38,10 +38,12 @@ export async function githubIdentity(
   provider: UpstreamProvider,
   accessToken: string,
 ): Promise<UpstreamIdentity> {
-  const api = provider.apiUrl ?? 'https://api.github.com';
+  const api = (provider.apiUrl ?? 'https://api.github.com').replace(/\/+$/, '');
   const user = userSchema.safeParse(await getJson(config, accessToken, new URL(`${api}/user`)));
   if (!user.success) throw new UpstreamFailure('invalid_response', '/user is not a GitHub user');
-  const emails = emailsSchema.safeParse(await getJson(config, accessToken, new URL(`${api}/user/emails`)));
+  // Without the addresses (scope not granted, API refused) the person signs in with none.
+  const listed = await getJson(config, accessToken, new URL(`${api}/user/emails`)).catch(() => undefined);
+  const emails = emailsSchema.safeParse(listed);
   const primary = emails.success ? emails.data.find((each) => each.primary) : undefined;
   return {
     issuer: provider.issuer,

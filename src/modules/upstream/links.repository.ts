@@ -9,6 +9,8 @@ export interface UpstreamLink {
   providerName: string;
   providerKind: UpstreamKind;
   providerDisplayName: string;
+  /** Whether its provider is enabled: a disabled provider's link signs nobody in. */
+  providerEnabled: boolean;
   issuer: string;
   subject: string;
   email: string | null;
@@ -88,6 +90,7 @@ export async function listLinksOfUser(db: Kysely<Database>, userId: number): Pro
       'provider.name',
       'provider.kind',
       'provider.display_name',
+      'provider.enabled',
       'link.issuer',
       'link.subject',
       'link.email',
@@ -104,6 +107,7 @@ export async function listLinksOfUser(db: Kysely<Database>, userId: number): Pro
     providerName: row.name,
     providerKind: row.kind,
     providerDisplayName: row.display_name,
+    providerEnabled: row.enabled,
     issuer: row.issuer,
     subject: row.subject,
     email: row.email,

@@ -31,7 +31,7 @@ export async function hasOwnPassword(db: Kysely<Database>, username: string): Pr
 
 /**
  * Removes one of the account's links, unless it is the last way to sign in (no password, no
- * passkey, no other link). The account's row is locked, so two unlinks at once cannot each leave
+ * passkey, no other link to an enabled provider). The account's row is locked, so two unlinks at once cannot each leave
  * the other as the last.
  * @throws NotFound; LastWayToSignIn
  */
@@ -45,8 +45,10 @@ export async function unlinkProvider(
     if (!user) throw new NotFound('no such account');
     const links = await listLinksOfUser(trx, user.id);
     if (!links.some((link) => link.id === input.linkId)) throw new NotFound('no such link');
+    // Only a link whose provider is enabled is a way in.
+    const otherLink = links.some((link) => link.id !== input.linkId && link.providerEnabled);
     const otherWay =
-      links.length > 1 || (await hasOwnPassword(trx, user.username)) || (await hasPasskey(trx, user.id));
+      otherLink || (await hasOwnPassword(trx, user.username)) || (await hasPasskey(trx, user.id));
     if (!otherWay) throw new LastWayToSignIn();
     const removed = await deleteLink(trx, user.id, input.linkId);
     if (!removed) throw new NotFound('no such link');

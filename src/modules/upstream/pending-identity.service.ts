@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { type AuthenticationMethod, UPSTREAM } from '../../lib/amr.js';
 import { hashSecret } from '../../lib/secrets.js';
 import { isUsernameTaken } from '../accounts/accounts.repository.js';
 import { UsernameTaken } from '../accounts/accounts.service.js';
@@ -58,7 +59,7 @@ export async function pendingIdentityOf(
 }
 
 export type NewAccountResult =
-  | { ok: true; userId: number; flow: TripFlow }
+  | { ok: true; userId: number; flow: TripFlow; amr: readonly AuthenticationMethod[] }
   | { ok: false; problem: 'username_format' | 'username_reserved' | 'username_taken' }
   | { ok: false; problem: 'expired' };
 
@@ -78,6 +79,7 @@ export async function createAccountFromPending(
   if (await isUsernameTaken(db, input.username)) return { ok: false, problem: 'username_taken' };
   try {
     let flow: TripFlow = {};
+    let amr: readonly AuthenticationMethod[] = UPSTREAM;
     const user = await createAccountWithoutPassword(
       db,
       ctx,
@@ -102,9 +104,11 @@ export async function createAccountFromPending(
           details: { via: 'provider', provider: provider.name },
         });
         flow = { requestId: taken.requestId ?? undefined, returnTo: taken.returnTo ?? undefined };
+        // As at a later sign-in: the provider's `mfa` counts where the operator trusts its amr.
+        if (provider.trustAmr && taken.amr.includes('mfa')) amr = ['fed', 'mfa'];
       },
     );
-    return { ok: true, userId: user.id, flow };
+    return { ok: true, userId: user.id, flow, amr };
   } catch (error) {
     if (error instanceof UsernameTaken) return { ok: false, problem: 'username_taken' };
     if (error instanceof PendingGone) return { ok: false, problem: 'expired' };

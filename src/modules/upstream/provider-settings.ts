@@ -41,7 +41,10 @@ const nameSchema = z
     'name must be 2–32 characters: lowercase letters, digits, hyphens, a letter first',
   );
 
-/** https, or http on a loopback host (a provider run beside the service, as tests do). */
+/**
+ * https, or http on a loopback host (a provider run beside the service, as tests do). Kept as given:
+ * an OpenID issuer is compared character for character (Auth0's ends in a slash, Google's does not).
+ */
 const endpointSchema = (what: string) =>
   z
     .string()
@@ -54,8 +57,7 @@ const endpointSchema = (what: string) =>
       } catch {
         return false;
       }
-    }, `${what} must be an https URL without query or fragment (http only on a loopback host)`)
-    .transform((text) => text.replace(/\/+$/, ''));
+    }, `${what} must be an https URL without query or fragment (http only on a loopback host)`);
 
 const text = (what: string, max: number) =>
   z.string().trim().min(1, `${what} must not be empty`).max(max, `${what} must be at most ${max} characters`);

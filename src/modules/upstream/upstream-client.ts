@@ -17,9 +17,21 @@ import { UpstreamFailure, type UpstreamIdentity } from './upstream-identity.js';
 
 /** Seconds to wait for a provider before telling the person it is unreachable. */
 const TIMEOUT_SECONDS = 10;
+/** After a failed discovery, pages do not wait for the provider again before this long. */
+const DISCOVERY_RETRY_MS = 60 * 1000;
+const failedDiscoveries = new Map<string, number>();
 /** Discovery documents are kept this long, so a sign-in costs no extra round trip. */
 const METADATA_TTL_MS = 60 * 60 * 1000;
-const metadataCache = new Map<string, { at: number; metadata: oidc.ServerMetadata }>();
+const metadataCache = new Map<
+  string,
+  {
+    at: number;
+    metadata: Promise<oidc.ServerMetadata>;
+    /** The metadata once discovery answered. */
+    settled?: oidc.ServerMetadata;
+    jwks?: oidc.ExportedJWKSCache;
+  }
+>();
 
 /** Apple's client secret: an ES256 JWT signed with the operator's key (Apple's "Creating a client secret"). */
 async function appleClientSecret(ctx: Context, provider: UpstreamProvider): Promise<string> {
@@ -53,18 +65,53 @@ async function serverMetadata(provider: UpstreamProvider, now: number): Promise<
   if (provider.kind === 'github')
     return {
       issuer: provider.issuer,
-      authorization_endpoint: `${provider.issuer}/login/oauth/authorize`,
-      token_endpoint: `${provider.issuer}/login/oauth/access_token`,
+      authorization_endpoint: `${provider.issuer.replace(/\/+$/, '')}/login/oauth/authorize`,
+      token_endpoint: `${provider.issuer.replace(/\/+$/, '')}/login/oauth/access_token`,
     };
   const cached = metadataCache.get(provider.issuer);
   if (cached && now - cached.at < METADATA_TTL_MS) return cached.metadata;
-  const discovered = await oidc.discovery(new URL(provider.issuer), provider.clientId, undefined, undefined, {
-    timeout: TIMEOUT_SECONDS,
-    execute: insecureAllowed(provider) ? [oidc.allowInsecureRequests] : [],
-  });
-  const metadata = discovered.serverMetadata();
+  // One discovery at a time per issuer: the requests that arrive meanwhile wait for it.
+  const metadata = oidc
+    .discovery(new URL(provider.issuer), provider.clientId, undefined, undefined, {
+      timeout: TIMEOUT_SECONDS,
+      execute: insecureAllowed(provider) ? [oidc.allowInsecureRequests] : [],
+    })
+    .then((discovered) => {
+      const found = discovered.serverMetadata();
+      const entry = metadataCache.get(provider.issuer);
+      if (entry?.metadata === metadata) entry.settled = found;
+      return found;
+    });
   metadataCache.set(provider.issuer, { at: now, metadata });
+  metadata.catch(() => {
+    if (metadataCache.get(provider.issuer)?.metadata === metadata) metadataCache.delete(provider.issuer);
+    failedDiscoveries.set(provider.issuer, now);
+  });
   return metadata;
+}
+
+/**
+ * Discovers the provider's endpoints now, waiting at most `waitMs`: a page with its button asks
+ * first, so that its CSP's form-action can admit an authorization endpoint on another origin than
+ * the issuer's (authorizationOrigins) from the first click on.
+ */
+export async function discoverSoon(provider: UpstreamProvider, now: number, waitMs: number): Promise<void> {
+  if (provider.kind === 'github') return;
+  // A provider that is down does not slow every page: pages ask again a minute later.
+  const failed = failedDiscoveries.get(provider.issuer);
+  if (failed !== undefined && now - failed < DISCOVERY_RETRY_MS) return;
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, waitMs);
+  });
+  await Promise.race([
+    serverMetadata(provider, now).then(
+      () => undefined,
+      () => undefined,
+    ),
+    waited,
+  ]);
+  clearTimeout(timer);
 }
 
 function insecureAllowed(provider: UpstreamProvider): boolean {
@@ -84,6 +131,9 @@ async function configurationOf(ctx: Context, provider: UpstreamProvider): Promis
     );
     config.timeout = TIMEOUT_SECONDS;
     if (insecureAllowed(provider)) oidc.allowInsecureRequests(config);
+    // The provider's keys, fetched once per issuer and kept with its metadata.
+    const jwks = metadataCache.get(provider.issuer)?.jwks;
+    if (jwks) oidc.setJwksCache(config, jwks);
     return config;
   } catch (error) {
     throw asFailure(error);
@@ -92,6 +142,19 @@ async function configurationOf(ctx: Context, provider: UpstreamProvider): Promis
 
 function asFailure(error: unknown): UpstreamFailure {
   if (error instanceof UpstreamFailure) return error;
+  // The provider refused the exchange in its own words (RFC 6749 §5.2): keep them for operators.
+  if (error instanceof oidc.ResponseBodyError)
+    return new UpstreamFailure(
+      'invalid_response',
+      `${error.error}${error.error_description ? `: ${error.error_description}` : ''} (HTTP ${error.status})`,
+    );
+  // The same refusal in a WWW-Authenticate challenge (RFC 6750 §3: a client_secret_basic refused).
+  if (error instanceof oidc.WWWAuthenticateChallengeError) {
+    const challenge = error.cause[0];
+    const said = challenge?.parameters.error ?? challenge?.scheme ?? 'refused';
+    const why = challenge?.parameters.error_description;
+    return new UpstreamFailure('invalid_response', `${said}${why ? `: ${why}` : ''} (HTTP ${error.status})`);
+  }
   const text = error instanceof Error ? error.message : String(error);
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
   const unreachable =
@@ -111,7 +174,7 @@ function asFailure(error: unknown): UpstreamFailure {
  */
 export function authorizationOrigins(provider: UpstreamProvider): string[] {
   const origins = new Set([new URL(provider.issuer).origin]);
-  const endpoint = metadataCache.get(provider.issuer)?.metadata.authorization_endpoint;
+  const endpoint = metadataCache.get(provider.issuer)?.settled?.authorization_endpoint;
   if (endpoint) origins.add(new URL(endpoint).origin);
   return [...origins];
 }
@@ -122,7 +185,7 @@ const isOpenId = (provider: UpstreamProvider) => provider.kind !== 'github';
 export async function authorizationUrl(
   ctx: Context,
   provider: UpstreamProvider,
-  checks: { state: string; nonce: string; codeVerifier: string },
+  checks: { state: string; nonce: string; codeVerifier: string; fresh?: boolean },
 ): Promise<string> {
   const config = await configurationOf(ctx, provider);
   const parameters: Record<string, string> = {
@@ -135,6 +198,9 @@ export async function authorizationUrl(
   if (isOpenId(provider)) parameters.nonce = checks.nonce;
   // Apple sends the name and address only to a form_post answer (its web sign-in documentation).
   if (provider.kind === 'apple') parameters.response_mode = 'form_post';
+  // A re-authentication asks a generic OpenID provider for a new sign-in, not its session's
+  // (OpenID Connect Core §3.1.2.1). Google and Apple document no `prompt=login`; they are not sent it.
+  if (checks.fresh && provider.kind === 'oidc') parameters.prompt = 'login';
   return oidc.buildAuthorizationUrl(config, parameters).href;
 }
 
@@ -162,6 +228,9 @@ export async function finishAtProvider(
       idTokenExpected: isOpenId(provider),
     });
     if (provider.kind === 'github') return await githubIdentity(config, provider, tokens.access_token);
+    const jwks = oidc.getJwksCache(config);
+    const cached = metadataCache.get(provider.issuer);
+    if (jwks && cached) cached.jwks = jwks;
     const claims = tokens.claims();
     if (!claims) throw new UpstreamFailure('invalid_response', 'no id_token');
     return openIdIdentity(claims, checks.appleUser);

@@ -58,7 +58,7 @@ export async function startUpstream(
 ): Promise<{ url: string; checks: TripChecks }> {
   const provider = await enabledProvider(db, input.provider);
   const checks = { provider: provider.name, state: random(), nonce: random(), codeVerifier: random() };
-  const url = await authorizationUrl(ctx, provider, checks);
+  const url = await authorizationUrl(ctx, provider, { ...checks, fresh: input.purpose === 'reauth' });
   const at = ctx.clock.now();
   await insertRoundTrip(db, {
     stateHash: hashSecret(checks.state),
@@ -115,7 +115,8 @@ export async function finishUpstream(
   const provider = await findProviderByName(db, input.provider);
   const state = input.callback.searchParams.get('state') ?? '';
   const { checks } = input;
-  if (!provider || !checks || checks.provider !== provider.name) return { kind: 'stale' };
+  // A provider disabled while its trip was under way signs nobody in any more.
+  if (!provider?.enabled || !checks || checks.provider !== provider.name) return { kind: 'stale' };
   if (!hashesMatch(hashSecret(state), hashSecret(checks.state))) return { kind: 'stale' };
   const trip = await takeRoundTrip(db, hashSecret(state), ctx.clock.now());
   if (!trip || trip.providerId !== provider.id) return { kind: 'stale' };

@@ -58,6 +58,7 @@ export const enUpstream: UpstreamTexts = {
       `${provider} did not sign you in (you may have cancelled there). You can try again.`,
     stale: () =>
       'This sign-in has expired, was already used, or was started in another browser. Start again from the sign-in page.',
+    unknown: () => 'Signing in with this provider is not offered here (any more). Sign in another way.',
     taken: (provider) =>
       `This ${provider} account is already linked to another account here. Sign in with it to reach that account, or unlink it there first.`,
     wrong_account: (provider) =>

@@ -9,7 +9,7 @@ import type { LogoutTexts } from './logout-texts.js';
 import type { ReauthTexts } from './reauth-texts.js';
 import type { SecurityTexts } from './security-texts.js';
 import type { SignUpTexts } from './sign-up-texts.js';
-import type { UpstreamTexts } from './upstream-texts.js';
+import type { UpstreamPageTitles, UpstreamTexts } from './upstream-texts.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
 export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
@@ -107,13 +107,10 @@ export interface Messages {
     security: string;
     'second-factor': string;
     reauthenticate: string;
-    'upstream-continue': string;
-    'upstream-link': string;
-    'upstream-problem': string;
     logout: string;
     'signed-out': string;
     home: string;
-  };
+  } & UpstreamPageTitles;
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
     heading: string;
@@ -235,7 +232,7 @@ export interface Messages {
     deleteKept: string;
     exportFirst: LinkedText;
     deletePasswordHint: string;
-    /** For an account without a password (made through a provider): its username, typed to confirm. */
+    /** An account without a password (made through a provider) types its username to confirm. */
     deleteUsernameLabel: string;
     deleteUsernameHint: (username: string) => string;
     deleteSubmit: string;

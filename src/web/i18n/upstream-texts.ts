@@ -49,6 +49,7 @@ export interface UpstreamTexts {
     | 'misconfigured'
     | 'refused'
     | 'stale'
+    | 'unknown'
     | 'taken'
     | 'wrong_account'
     | 'disabled',
@@ -59,3 +60,6 @@ export interface UpstreamTexts {
   tryAgain: string;
   otherWay: string;
 }
+
+/** The titles of the pages of sign-in through another provider. */
+export type UpstreamPageTitles = Record<'upstream-continue' | 'upstream-link' | 'upstream-problem', string>;

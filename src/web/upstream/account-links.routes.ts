@@ -2,8 +2,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Deps } from '../../context.js';
+import { isMultiFactor } from '../../lib/amr.js';
 import { NotFound } from '../../lib/errors.js';
 import { safeReturnPath } from '../../lib/return-to.js';
+import { hasSecondFactor } from '../../modules/sign-in-policy/sign-in-policy.service.js';
 import { LastWayToSignIn, unlinkProvider } from '../../modules/upstream/links.service.js';
 import { formBody, text } from '../page-forms.js';
 import { REAUTHENTICATE_PATH, requiredSession } from '../page-guards.js';
@@ -48,13 +50,22 @@ export const accountLinksRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
       ),
       schema: { params: providerParams, body: linkBody },
     },
-    async (request, reply) =>
-      goToProvider(request, reply, deps, {
+    async (request, reply) => {
+      const session = requiredSession(request);
+      // A new way in needs the account's whole proof: its second factor too (as linking after a
+      // first sign-in does, continue.routes.ts).
+      if (!isMultiFactor(session.amr) && (await hasSecondFactor(deps.db, session.userId)))
+        return reply.redirect(
+          `/signin/second-factor?return_to=${encodeURIComponent(`${SECTION}#providers`)}`,
+          303,
+        );
+      return goToProvider(request, reply, deps, {
         provider: request.params.name,
         purpose: 'link',
-        userId: requiredSession(request).userId,
+        userId: session.userId,
         flow: {},
-      }),
+      });
+    },
   );
 
   routes.post(

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Deps } from '../../context.js';
-import { isMultiFactor, UPSTREAM } from '../../lib/amr.js';
+import { isMultiFactor } from '../../lib/amr.js';
 import { findUserById } from '../../modules/accounts/accounts.repository.js';
 import { hasSecondFactor } from '../../modules/sign-in-policy/sign-in-policy.service.js';
 import {
@@ -108,7 +108,7 @@ export const upstreamContinueRoutes: FastifyPluginAsync<Deps> = async (app, deps
         return renderContinue(request, reply, deps, pending.view, { username, problem: result.problem });
       }
       clearPendingIdentityCookie(request, reply, ctx);
-      await startSignedInSession(request, reply, deps, { userId: result.userId, amr: UPSTREAM });
+      await startSignedInSession(request, reply, deps, { userId: result.userId, amr: result.amr });
       const flow = flowFrom({ request: result.flow.requestId, return_to: result.flow.returnTo });
       return reply.redirect(destination(flow), 303);
     },

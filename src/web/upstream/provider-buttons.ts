@@ -1,8 +1,10 @@
 import type { Deps } from '../../context.js';
 import type { UpstreamKind } from '../../db/schema-upstream.js';
-import { authorizationOrigins } from '../../modules/upstream/upstream-client.js';
+import { authorizationOrigins, discoverSoon } from '../../modules/upstream/upstream-client.js';
 import { enabledProviders } from '../../modules/upstream/upstream-sign-in.service.js';
 import type { Flow } from '../page-forms.js';
+
+const DISCOVERY_WAIT_MS = 1000;
 
 /** One "Continue with …" button: a form posting to `action` with the page's flow. */
 export interface ProviderButton {
@@ -22,6 +24,9 @@ export async function providerButtons(
   only?: (name: string) => boolean,
 ): Promise<{ buttons: ProviderButton[]; formTargets: string[] }> {
   const providers = (await enabledProviders(deps.db)).filter((provider) => !only || only(provider.name));
+  // At most a second, once an hour per provider: its authorization endpoint's origin, for form-action.
+  const now = deps.ctx.clock.now().getTime();
+  await Promise.all(providers.map((provider) => discoverSoon(provider, now, DISCOVERY_WAIT_MS)));
   return {
     buttons: providers.map((provider) => ({
       name: provider.name,

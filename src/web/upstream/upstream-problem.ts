@@ -11,6 +11,7 @@ const STATUS: Record<UpstreamProblem, number> = {
   misconfigured: 502,
   refused: 403,
   stale: 400,
+  unknown: 404,
   taken: 409,
   wrong_account: 403,
   disabled: 403,

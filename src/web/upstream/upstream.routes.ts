@@ -58,7 +58,7 @@ export async function goToProvider(
     return reply.redirect(url, 303);
   } catch (error) {
     if (error instanceof NotFound)
-      return renderUpstreamProblem(request, reply, { problem: 'stale', provider: null });
+      return renderUpstreamProblem(request, reply, { problem: 'unknown', provider: null });
     if (!(error instanceof UpstreamFailure)) throw error;
     request.log.warn(
       { provider: trip.provider, reason: error.reason, detail: error.detail },

@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { changeProvider } from '../../../src/modules/upstream/providers.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
+import { depsOf } from '../../helpers/factories.js';
 import type { OidcStandIn } from '../../helpers/upstream/oidc-standin.js';
-import { answerOf, oidcProvider, throughProvider } from '../../helpers/upstream-flow.js';
+import { CLIENT, oidcProvider, throughProvider } from '../../helpers/upstream-flow.js';
 
 /*
  * The callback under attack and under a failing provider: forged, replayed and foreign states,
@@ -149,6 +151,44 @@ describe('the callback', () => {
       { numRuns: 150 },
     );
   });
-});
 
-void answerOf;
+  it("keeps the provider's own refusal of the exchange for operators (a wrong client secret)", async () => {
+    const { db, ctx } = depsOf(t);
+    await changeProvider(db, ctx, { name: 'oidc', clientSecret: 'not-the-secret' }, 'cli');
+    const res = await throughProvider(new Browser(t.app), 'oidc');
+    expect(res.statusCode).toBe(502);
+    const failed = await t.database.db
+      .selectFrom('audit_events')
+      .select('details')
+      .where('action', '=', 'upstream_sign_in_failed')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(String((failed.details as { detail: string }).detail)).toMatch(/^invalid_client/);
+    await changeProvider(db, ctx, { name: 'oidc', clientSecret: CLIENT.clientSecret }, 'cli');
+  });
+
+  it('signs nobody in through a provider disabled while the trip was under way, nor starts one', async () => {
+    const browser = new Browser(t.app);
+    const answer = await startedTrip(browser);
+    const { db, ctx } = depsOf(t);
+    await changeProvider(db, ctx, { name: 'oidc', enabled: false }, 'cli');
+    try {
+      const res = await browser.get(`${answer.pathname}${answer.search}`);
+      expect(res.statusCode).toBe(400);
+      expect(sessionMade(browser)).toBe(false);
+      const page = await browser.get('/signin');
+      expect(page.body).not.toContain('/signin/providers/oidc');
+      const started = await browser.post('/signin/providers/oidc', hiddenFields(page.body, '/signin'));
+      expect(started.statusCode).toBe(404);
+      expect(started.body).toContain('not offered here');
+    } finally {
+      await changeProvider(db, ctx, { name: 'oidc', enabled: true }, 'cli');
+    }
+  });
+
+  it("admits the provider's authorization endpoint in the sign-in page's form-action from the first page", async () => {
+    const page = await new Browser(t.app).get('/signin');
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toMatch(new RegExp(`form-action [^;]*${provider.url.replace(/[.]/g, '\\.')}`));
+  });
+});

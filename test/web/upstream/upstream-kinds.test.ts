@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { changeProvider } from '../../../src/modules/upstream/providers.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
+import { depsOf } from '../../helpers/factories.js';
 import type { AppleStandIn } from '../../helpers/upstream/apple-standin.js';
 import type { GithubStandIn } from '../../helpers/upstream/github-standin.js';
 import { appleProvider, githubProvider, throughProvider } from '../../helpers/upstream-flow.js';
@@ -32,6 +34,11 @@ beforeAll(async () => {
       id: 9001,
       login: 'fresh',
       emails: [{ email: 'fresh@example.org', primary: true, verified: false }],
+    },
+    private: {
+      id: 9002,
+      login: 'private',
+      emails: [{ email: 'private@example.org', primary: true, verified: true }],
     },
   });
   apple = await appleProvider(t, {
@@ -102,6 +109,27 @@ describe('GitHub', () => {
       .where('username', '=', 'fresh_one')
       .executeTakeFirstOrThrow();
     expect(user.email).toBeNull();
+  });
+
+  it('signs in without an address when GitHub refuses the address list (user:email not granted)', async () => {
+    const { db, ctx } = depsOf(t);
+    await changeProvider(db, ctx, { name: 'github', scopes: 'read:user' }, 'cli');
+    try {
+      github.nextAccount = 'private';
+      const browser = new Browser(t.app);
+      const back = await throughProvider(browser, 'github');
+      expect(back.headers.location, back.body.slice(-800)).toBe('/signin/providers/continue');
+      expect(github.requests.some((request) => request.path === '/user/emails')).toBe(true);
+      await createAccount(browser, 'no_address');
+      const user = await t.database.db
+        .selectFrom('users')
+        .select('email')
+        .where('username', '=', 'no_address')
+        .executeTakeFirstOrThrow();
+      expect(user.email).toBeNull();
+    } finally {
+      await changeProvider(db, ctx, { name: 'github', scopes: 'read:user user:email' }, 'cli');
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import {
   totpKeyOf,
 } from '../../../src/modules/mfa/totp.service.js';
 import { totpCodeAt } from '../../../src/modules/mfa/totp-code.js';
+import { changeProvider } from '../../../src/modules/upstream/providers.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
 import { depsOf, makeUser } from '../../helpers/factories.js';
@@ -37,6 +38,8 @@ const ACCOUNTS = {
   second: { sub: 'sub-second' },
   stepper: { sub: 'sub-stepper' },
   only: { sub: 'sub-only', preferred_username: 'only' },
+  fresh_strong: { sub: 'sub-fresh-strong', amr: ['pwd', 'otp', 'mfa'] },
+  two: { sub: 'sub-two' },
 };
 
 beforeAll(async () => {
@@ -305,5 +308,84 @@ describe('an account made through a provider', () => {
     expect((await throughProvider(new Browser(t.app), 'oidc')).headers.location).toBe(
       '/signin/providers/continue',
     );
+  });
+});
+
+describe('more of the same rules', () => {
+  it('gives a new account made through a trusted provider that said mfa the amr fed mfa', async () => {
+    trusted.nextAccount = 'fresh_strong';
+    const browser = new Browser(t.app);
+    await throughProvider(browser, 'trusted');
+    const page = await browser.get('/signin/providers/continue');
+    await browser.post('/signin/providers/continue', {
+      ...hiddenFields(page.body, '/signin/providers/continue'),
+      username: 'fresh_strong',
+    });
+    const user = await t.database.db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', 'fresh_strong')
+      .executeTakeFirstOrThrow();
+    expect(await lastSessionAmr(user.id)).toEqual(['fed', 'mfa']);
+  });
+
+  it('counts a link to a disabled provider as no way in', async () => {
+    provider.nextAccount = 'two';
+    const browser = new Browser(t.app);
+    await throughProvider(browser, 'oidc');
+    const page = await browser.get('/signin/providers/continue');
+    await browser.post('/signin/providers/continue', {
+      ...hiddenFields(page.body, '/signin/providers/continue'),
+      username: 'two_ways',
+    });
+    const user = await t.database.db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', 'two_ways')
+      .executeTakeFirstOrThrow();
+    await linked(user.id, 'sub-two-trusted', 'trusted');
+    const { db, ctx } = depsOf(t);
+    await changeProvider(db, ctx, { name: 'trusted', enabled: false }, 'cli');
+    try {
+      const security = await browser.get('/account/security');
+      // The first form is the oldest link's: the enabled provider's, the account's only live way in.
+      const refused = await browser.post(
+        '/account/providers/unlink',
+        hiddenFields(security.body, '/account/providers/unlink'),
+      );
+      expect(refused.headers.location).toBe('/account/security?providers=last_way#providers');
+    } finally {
+      await changeProvider(db, ctx, { name: 'trusted', enabled: true }, 'cli');
+    }
+    // With the other provider enabled again, the link is another way in.
+    const security = await browser.get('/account/security');
+    const allowed = await browser.post(
+      '/account/providers/unlink',
+      hiddenFields(security.body, '/account/providers/unlink'),
+    );
+    expect(allowed.headers.location).toBe('/account/security?providers=unlinked#providers');
+  });
+
+  it("asks a session without the account's second factor to pass it before linking from the account page", async () => {
+    const owner = await makeUser(t);
+    const browser = new Browser(t.app);
+    await browser.signIn(owner);
+    const { db, ctx } = depsOf(t);
+    await startTotpEnrolment(db, ctx, { userId: owner.id, ip: null });
+    const key = (await totpKeyOf(db, ctx, owner.id))?.key as string;
+    await confirmTotpEnrolment(db, ctx, {
+      userId: owner.id,
+      code: totpCodeAt(key, t.clock.now()),
+      ip: null,
+      locale: 'en',
+    });
+    t.clock.advance(30_000);
+    const security = await browser.get('/account/security');
+    const asked = await browser.post(
+      '/account/providers/oidc/link',
+      hiddenFields(security.body, '/account/providers/oidc/link'),
+    );
+    expect(asked.statusCode).toBe(303);
+    expect(asked.headers.location).toBe('/signin/second-factor?return_to=%2Faccount%2Fsecurity%23providers');
   });
 });
