@@ -6,8 +6,10 @@ import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { isPasswordHash } from '../../lib/password.js';
 import { findCredentials, lockUserById } from '../accounts/accounts.repository.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import type { MailLocale } from '../mail/mail.service.js';
 import { hasPasskey } from '../passkeys/passkeys.repository.js';
 import { deleteLink, listLinksOfUser, type UpstreamLink } from './links.repository.js';
+import { notifyLinkChange } from './upstream-mail.js';
 
 export type { UpstreamLink } from './links.repository.js';
 
@@ -38,7 +40,7 @@ export async function hasOwnPassword(db: Kysely<Database>, username: string): Pr
 export async function unlinkProvider(
   db: Kysely<Database>,
   ctx: Context,
-  input: { userId: number; linkId: number; ip: string | null },
+  input: { userId: number; linkId: number; ip: string | null; locale: MailLocale },
 ): Promise<UpstreamLink> {
   return inTransaction(db, async (trx) => {
     const user = await lockUserById(trx, input.userId);
@@ -59,6 +61,13 @@ export async function unlinkProvider(
       subject: `user:${user.id}`,
       ip: input.ip,
       details: { provider: removed.providerName, label: removed.label },
+    });
+    await notifyLinkChange(trx, ctx, {
+      userId: user.id,
+      change: 'unlinked',
+      provider: removed.providerDisplayName,
+      who: removed.label ?? removed.email ?? removed.subject,
+      locale: input.locale,
     });
     return removed;
   });

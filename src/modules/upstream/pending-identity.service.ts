@@ -8,6 +8,7 @@ import { UsernameTaken } from '../accounts/accounts.service.js';
 import { createAccountWithoutPassword } from '../accounts/passwordless-account.service.js';
 import { usernameFormatProblem } from '../accounts/sign-up.service.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import type { MailLocale } from '../mail/mail.service.js';
 import { findProviderById, type UpstreamProvider } from './providers.repository.js';
 import { findPendingIdentity, type PendingIdentity, takePendingIdentity } from './trips.repository.js';
 import { linkIdentity, type TripFlow } from './upstream-sign-in.service.js';
@@ -125,12 +126,12 @@ class PendingGone extends Error {}
 export async function linkPendingToAccount(
   db: Kysely<Database>,
   ctx: Context,
-  input: { token: string; userId: number; ip: string | null },
+  input: { token: string; userId: number; ip: string | null; locale: MailLocale },
 ): Promise<{ ok: true; flow: TripFlow } | { ok: false; problem: 'expired' | 'taken' }> {
   const pending = await takePendingIdentity(db, hashSecret(input.token), ctx.clock.now());
   const provider = pending && (await findProviderById(db, pending.providerId));
   if (!pending || !provider) return { ok: false, problem: 'expired' };
-  if (!(await linkIdentity(db, ctx, input.userId, provider, pending, input.ip)))
+  if (!(await linkIdentity(db, ctx, input.userId, provider, pending, input.ip, input.locale)))
     return { ok: false, problem: 'taken' };
   return {
     ok: true,

@@ -2,17 +2,20 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Context } from '../../context.js';
 import type { Database } from '../../db/schema.js';
+import { inTransaction } from '../../db/transaction.js';
 import { type AuthenticationMethod, UPSTREAM } from '../../lib/amr.js';
 import { NotFound } from '../../lib/errors.js';
 import { hashesMatch, hashSecret } from '../../lib/secrets.js';
 import { findUserById } from '../accounts/accounts.repository.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import type { MailLocale } from '../mail/mail.service.js';
 import { hasSecondFactor } from '../sign-in-policy/sign-in-policy.service.js';
 import { findLinkedUser, insertLink, touchLink } from './links.repository.js';
 import { findProviderByName, listProviders, type UpstreamProvider } from './providers.repository.js';
 import { insertPendingIdentity, insertRoundTrip, takeRoundTrip } from './trips.repository.js';
 import { authorizationUrl, finishAtProvider } from './upstream-client.js';
 import { UpstreamFailure, type UpstreamFailureReason, type UpstreamIdentity } from './upstream-identity.js';
+import { notifyLinkChange } from './upstream-mail.js';
 
 /** A trip to a provider lasts 10 minutes, as the identity it brings back waits for a username. */
 export const UPSTREAM_TRIP_TTL_MS = 10 * 60 * 1000;
@@ -110,6 +113,8 @@ export async function finishUpstream(
     checks: TripChecks | null;
     sessionUserId: number | null;
     ip: string | null;
+    /** The language of the notice a new link sends to the account's address. */
+    locale: MailLocale;
   },
 ): Promise<UpstreamOutcome> {
   const provider = await findProviderByName(db, input.provider);
@@ -153,7 +158,7 @@ export async function finishUpstream(
   if (trip.purpose === 'link') {
     if (trip.userId === null || trip.userId !== input.sessionUserId)
       return { kind: 'wrong_account', provider };
-    return (await linkIdentity(db, ctx, trip.userId, provider, identity, input.ip))
+    return (await linkIdentity(db, ctx, trip.userId, provider, identity, input.ip, input.locale))
       ? { kind: 'linked', provider, userId: trip.userId }
       : { kind: 'link_taken', provider };
   }
@@ -192,7 +197,11 @@ export async function finishUpstream(
   return { kind: 'signed_in', provider, userId, amr, secondFactor, flow };
 }
 
-/** Links the identity to the account; false when the subject is linked already (here or elsewhere). */
+/**
+ * Links the identity to the account, in one transaction with its audit event and, for an account
+ * that existed before (`notice`: the language to write in), the notice to its confirmed address;
+ * false when the subject is linked already (here or elsewhere).
+ */
 export async function linkIdentity(
   db: Kysely<Database>,
   ctx: Context,
@@ -200,19 +209,21 @@ export async function linkIdentity(
   provider: UpstreamProvider,
   identity: Pick<UpstreamIdentity, 'issuer' | 'subject' | 'email' | 'label'>,
   ip: string | null,
+  notice?: MailLocale,
 ): Promise<boolean> {
   const at = ctx.clock.now();
-  const linked = await insertLink(db, {
-    userId,
-    providerId: provider.id,
-    issuer: identity.issuer,
-    subject: identity.subject,
-    email: identity.email,
-    label: identity.label,
-    at,
-  });
-  if (linked)
-    await recordAudit(db, {
+  return inTransaction(db, async (trx) => {
+    const linked = await insertLink(trx, {
+      userId,
+      providerId: provider.id,
+      issuer: identity.issuer,
+      subject: identity.subject,
+      email: identity.email,
+      label: identity.label,
+      at,
+    });
+    if (!linked) return false;
+    await recordAudit(trx, {
       at,
       actor: `user:${userId}`,
       action: 'upstream_linked',
@@ -220,5 +231,14 @@ export async function linkIdentity(
       ip,
       details: { provider: provider.name, label: identity.label },
     });
-  return linked;
+    if (notice)
+      await notifyLinkChange(trx, ctx, {
+        userId,
+        change: 'linked',
+        provider: provider.displayName,
+        who: identity.label ?? identity.email ?? identity.subject,
+        locale: notice,
+      });
+    return true;
+  });
 }

@@ -9,6 +9,7 @@ import { hasSecondFactor } from '../../modules/sign-in-policy/sign-in-policy.ser
 import { LastWayToSignIn, unlinkProvider } from '../../modules/upstream/links.service.js';
 import { formBody, text } from '../page-forms.js';
 import { REAUTHENTICATE_PATH, requiredSession } from '../page-guards.js';
+import { pageLocale } from '../pages.js';
 import { goToProvider } from './upstream.routes.js';
 
 const providerParams = z.object({ name: z.string().regex(/^[a-z][a-z0-9-]{1,31}$/) });
@@ -83,6 +84,7 @@ export const accountLinksRoutes: FastifyPluginAsync<Deps> = async (app, deps) =>
           userId: requiredSession(request).userId,
           linkId: request.body.link,
           ip: request.ip,
+          locale: pageLocale(request),
         });
         return reply.redirect(`${SECTION}?providers=unlinked#providers`, 303);
       } catch (error) {

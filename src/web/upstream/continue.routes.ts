@@ -13,7 +13,7 @@ import {
 import { issueCsrfToken } from '../csrf.js';
 import { destination, echo, flowFrom, formBody, text } from '../page-forms.js';
 import { requiredSession } from '../page-guards.js';
-import { renderPage } from '../pages.js';
+import { pageLocale, renderPage } from '../pages.js';
 import { loadSession } from '../session.js';
 import { startSignedInSession } from '../sign-in-completion.js';
 import { clearPendingIdentityCookie, presentedPendingIdentity } from './upstream-cookies.js';
@@ -166,6 +166,7 @@ export const upstreamContinueRoutes: FastifyPluginAsync<Deps> = async (app, deps
         token: pending.token,
         userId: session.userId,
         ip: request.ip,
+        locale: pageLocale(request),
       });
       clearPendingIdentityCookie(request, reply, ctx);
       if (!result.ok)

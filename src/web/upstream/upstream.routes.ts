@@ -14,6 +14,7 @@ import {
   type UpstreamOutcome,
 } from '../../modules/upstream/upstream-sign-in.service.js';
 import { flowFields, flowFrom, flowQueryString, formBody, text } from '../page-forms.js';
+import { pageLocale } from '../pages.js';
 import { setPendingSignInCookie } from '../pending-sign-in-cookie.js';
 import { loadSession, recordReauthentication } from '../session.js';
 import { completeSignIn } from '../sign-in-completion.js';
@@ -198,6 +199,7 @@ export const upstreamRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         checks,
         sessionUserId: session?.userId ?? null,
         ip: request.ip,
+        locale: pageLocale(request),
       });
       if (outcome.kind === 'failed')
         request.log.warn(

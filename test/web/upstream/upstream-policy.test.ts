@@ -231,6 +231,27 @@ describe('linking to an account one already has', () => {
     const page = await browser.get('/account/security?providers=linked');
     expect(page.body).toContain('Linked. You can now sign in with it.');
     expect(page.body).toContain('sub-second');
+    // A new way in is told to the account's confirmed address, as a new passkey is; so is its removal.
+    const unlinked = await browser.post(
+      '/account/providers/unlink',
+      hiddenFields(page.body, '/account/providers/unlink'),
+    );
+    expect(unlinked.headers.location).toBe('/account/security?providers=unlinked#providers');
+    const told = await t.database.db
+      .selectFrom('mail_outbox')
+      .select(['kind', 'subject', 'text_body'])
+      .where('recipient', '=', `${owner.username}@example.com`)
+      .where('kind', 'like', 'provider_%')
+      .orderBy('id')
+      .execute();
+    expect(told.map((mail) => mail.kind)).toEqual(['provider_linked', 'provider_unlinked']);
+    expect(told[0]?.text_body).toContain('The Example ID account sub-second was linked to your account.');
+    // Linked again, for the second account's attempt below.
+    provider.nextAccount = 'second';
+    await throughProvider(browser, 'oidc', {
+      from: '/account/security',
+      action: '/account/providers/oidc/link',
+    });
 
     const other = await makeUser(t);
     const thief = new Browser(t.app);
