@@ -988,7 +988,10 @@ describe('every route under generated hostile input', () => {
           request.badPathTail !== null ||
           (/:[A-Za-z_]/.test(route.path) && /^\.{1,2}$/.test(request.pathValue));
         const consoleTail =
-          elsewhere && /^\/(admin|developers|signin\/providers|account\/(reauthenticate\/)?providers)(\/|$)/.test(route.path);
+          elsewhere &&
+          /^\/(admin|developers|signin\/providers|account\/(reauthenticate\/)?providers)(\/|$)/.test(
+            route.path,
+          );
         checkResponse(
           route,
           consoleTail ? 'either' : answersPages(route) && request.badPathTail === null,
