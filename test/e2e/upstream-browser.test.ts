@@ -116,7 +116,8 @@ describe.skipIf(skipBrowserTests)('sign-in through other providers, in Chromium'
       'Войти через GitHub',
       'Войти через Apple',
     ]);
-    expect(await page.locator('.divider').first().isVisible()).toBe(true);
+    expect(await page.locator('.divider + .providers').isVisible()).toBe(true);
+    expect(await page.locator('.divider:has(+ .providers)').textContent()).toBe('или');
     await checkPage(page, 'sign-in ru', { photo: 'signin-providers-ru' });
     await page.goto(`${base}/signup?lang=ru`);
     expect(await providerButtonTexts(page)).toEqual([

@@ -64,11 +64,15 @@ const CLIENT = { clientId: 'idp-browser-client', clientSecret: 'idp-browser-secr
 /** How long one step may wait (a page, a redirect through a provider) on a busy machine. */
 export const STEP_TIMEOUT_MS = 20_000;
 
-export async function openUpstreamStage(accounts: {
-  oidc: Record<string, OidcAccount>;
-  github: Record<string, GithubAccount>;
-  apple: Record<string, AppleAccount>;
-}): Promise<UpstreamStage> {
+/** `extra`: settings of the server beside those of the stage (REAUTH_MAX_AGE_SECONDS…). */
+export async function openUpstreamStage(
+  accounts: {
+    oidc: Record<string, OidcAccount>;
+    github: Record<string, GithubAccount>;
+    apple: Record<string, AppleAccount>;
+  },
+  extra: Record<string, string> = {},
+): Promise<UpstreamStage> {
   const cleanup: Array<() => Promise<unknown>> = [];
   const close = async () => {
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
@@ -92,7 +96,14 @@ export async function openUpstreamStage(accounts: {
 
     const database = await cliDatabase('idp-upstream-browser-');
     cleanup.push(database.drop);
-    const env = { ...database.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PUBLIC_URL: base };
+    const env = {
+      ...database.env,
+      ...extra,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      PUBLIC_URL: base,
+    };
     const server = await startServer({ env });
     cleanup.push(() => server.stop());
     frontDoor.forwardTo(server.port);
@@ -190,11 +201,34 @@ export async function checkPage(
     expect(scrollWidth, `${name} ${width}`).toBeLessThanOrEqual(size.width);
     expect(await seriousFindings(page), `${name} ${width}`).toEqual([]);
     await page.emulateMedia({ colorScheme: 'light' });
-    if (options.photo) {
-      const shot = options.part ? page.locator(options.part) : page;
-      await saveScreenshot(shot, `${options.photo}-${width}`, options.part ? {} : { fullPage: true });
-    }
+    if (options.photo)
+      await saveScreenshot(
+        page,
+        `${options.photo}-${width}`,
+        options.part ? { fullPage: true, clip: await around(page, options.part) } : { fullPage: true },
+      );
   }
+}
+
+/** The box of `selector` with a margin of the card around it (within the page), for a screenshot of a part. */
+async function around(
+  page: Page,
+  selector: string,
+): Promise<{ x: number; y: number; width: number; height: number }> {
+  const margin = 16;
+  const box = await page.locator(selector).evaluate((element) => {
+    const rect = element.getBoundingClientRect();
+    return { x: rect.x + window.scrollX, y: rect.y + window.scrollY, width: rect.width, height: rect.height };
+  });
+  const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+  const x = Math.max(0, box.x - margin);
+  const y = Math.max(0, box.y - margin);
+  return {
+    x,
+    y,
+    width: Math.min(pageWidth, box.x + box.width + margin) - x,
+    height: box.height + (box.y - y) + margin,
+  };
 }
 
 /** Presses Tab from the top of the page until `selector` has the focus (at most 30 times); its text. */
