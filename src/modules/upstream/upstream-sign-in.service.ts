@@ -76,12 +76,18 @@ export async function startUpstream(
   return { url, checks };
 }
 
+/** What a trip was for and where its person was going: where "Try again" leads. */
+export interface TripKind {
+  purpose: 'sign_in' | 'link' | 'reauth';
+  flow: TripFlow;
+}
+
 /** How a callback ended, for the page to say. */
 export type UpstreamOutcome =
   | { kind: 'stale' }
-  | { kind: 'refused'; provider: UpstreamProvider; error: string; description: string | null }
-  | { kind: 'failed'; provider: UpstreamProvider; reason: UpstreamFailureReason }
-  | { kind: 'disabled'; provider: UpstreamProvider }
+  | { kind: 'refused'; provider: UpstreamProvider; error: string; description: string | null; trip: TripKind }
+  | { kind: 'failed'; provider: UpstreamProvider; reason: UpstreamFailureReason; trip: TripKind }
+  | { kind: 'disabled'; provider: UpstreamProvider; trip: TripKind }
   | {
       kind: 'signed_in';
       provider: UpstreamProvider;
@@ -126,12 +132,14 @@ export async function finishUpstream(
   const trip = await takeRoundTrip(db, hashSecret(state), ctx.clock.now());
   if (!trip || trip.providerId !== provider.id) return { kind: 'stale' };
   const flow = { requestId: trip.requestId ?? undefined, returnTo: trip.returnTo ?? undefined };
+  const kind: TripKind = { purpose: trip.purpose, flow };
 
   const error = input.callback.searchParams.get('error');
   if (error)
     return {
       kind: 'refused',
       provider,
+      trip: kind,
       error: error.slice(0, 100),
       description: input.callback.searchParams.get('error_description')?.slice(0, 300) ?? null,
     };
@@ -151,7 +159,7 @@ export async function finishUpstream(
       ip: input.ip,
       details: { reason: failure.reason, detail: failure.detail },
     });
-    return { kind: 'failed', provider, reason: failure.reason };
+    return { kind: 'failed', provider, reason: failure.reason, trip: kind };
   }
   const key = { providerId: provider.id, issuer: identity.issuer, subject: identity.subject };
 
@@ -187,7 +195,7 @@ export async function finishUpstream(
   }
   const user = await findUserById(db, userId);
   if (!user || user.deletedAt) return { kind: 'stale' };
-  if (user.disabledAt) return { kind: 'disabled', provider };
+  if (user.disabledAt) return { kind: 'disabled', provider, trip: kind };
   await touchLink(db, key, ctx.clock.now());
   // docs/pages.md: the provider's `mfa` stands in for the account's own second factor only where
   // the operator said to trust that provider's `amr`.

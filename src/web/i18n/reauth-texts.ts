@@ -6,6 +6,8 @@ export interface ReauthTexts {
   heading: string;
   /** Why the page asks: what it opens, and for how long. */
   intro: (minutes: number) => string;
+  /** The same for an account without a password: a provider it signs in with proves it. */
+  introWithoutPassword: (minutes: number) => string;
   /** Followed by @username. */
   signedInAs: string;
   passwordSubmit: string;

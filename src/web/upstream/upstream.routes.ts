@@ -41,7 +41,8 @@ const answerFields = {
 const callbackQuery = z.object(answerFields);
 const callbackBody = formBody(answerFields);
 
-export const ACCOUNT_PROVIDERS = '/account/security#providers';
+/** A link's trip: "Try again" leads back to the account's section. */
+const LINK_TRIP = { purpose: 'link', flow: {} } as const;
 
 /**
  * Starts a trip: the trip's checks sealed in this browser, then the provider. A provider that
@@ -58,8 +59,9 @@ export async function goToProvider(
     setTripCookie(request, reply, deps.ctx, checks);
     return reply.redirect(url, 303);
   } catch (error) {
+    const kind = { purpose: trip.purpose, flow: trip.flow };
     if (error instanceof NotFound)
-      return renderUpstreamProblem(request, reply, { problem: 'unknown', provider: null });
+      return renderUpstreamProblem(request, reply, { problem: 'unknown', provider: null, trip: kind });
     if (!(error instanceof UpstreamFailure)) throw error;
     request.log.warn(
       { provider: trip.provider, reason: error.reason, detail: error.detail },
@@ -69,6 +71,7 @@ export async function goToProvider(
     return renderUpstreamProblem(request, reply, {
       problem: error.reason,
       provider: provider?.displayName ?? trip.provider,
+      trip: kind,
     });
   }
 }
@@ -88,29 +91,32 @@ async function answer(
       return renderUpstreamProblem(request, reply, {
         problem: 'refused',
         provider: outcome.provider.displayName,
+        trip: outcome.trip,
         said: [outcome.error, outcome.description].filter(Boolean).join(': '),
       });
     case 'failed':
       return renderUpstreamProblem(request, reply, {
         problem: outcome.reason,
         provider: outcome.provider.displayName,
+        trip: outcome.trip,
       });
     case 'disabled':
       return renderUpstreamProblem(request, reply, {
         problem: 'disabled',
         provider: outcome.provider.displayName,
+        trip: outcome.trip,
       });
     case 'link_taken':
       return renderUpstreamProblem(request, reply, {
         problem: 'taken',
         provider: outcome.provider.displayName,
-        retry: ACCOUNT_PROVIDERS,
+        trip: LINK_TRIP,
       });
     case 'wrong_account':
       return renderUpstreamProblem(request, reply, {
         problem: 'wrong_account',
         provider: outcome.provider.displayName,
-        retry: ACCOUNT_PROVIDERS,
+        trip: LINK_TRIP,
       });
     case 'linked':
       return reply.redirect('/account/security?providers=linked#providers', 303);

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { changeProvider } from '../../../src/modules/upstream/providers.service.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
-import { depsOf } from '../../helpers/factories.js';
+import { depsOf, makeClient } from '../../helpers/factories.js';
+import { authorizeUrl } from '../../helpers/http.js';
 import type { OidcStandIn } from '../../helpers/upstream/oidc-standin.js';
 import { CLIENT, oidcProvider, throughProvider } from '../../helpers/upstream-flow.js';
 
@@ -190,5 +191,24 @@ describe('the callback', () => {
     const page = await new Browser(t.app).get('/signin');
     const csp = String(page.headers['content-security-policy']);
     expect(csp).toMatch(new RegExp(`form-action [^;]*${provider.url.replace(/[.]/g, '\\.')}`));
+  });
+
+  it("leads back to the site's request from the problem page, and to the account's pages from theirs", async () => {
+    const site = await makeClient(t);
+    const browser = new Browser(t.app);
+    const signIn = await browser.get(authorizeUrl(site, { scope: 'openid' }));
+    provider.misbehave('error');
+    try {
+      const refused = await throughProvider(browser, 'oidc', { from: signIn.headers.location as string });
+      expect(refused.statusCode).toBe(403);
+      const request = new URL(signIn.headers.location as string, 'http://x').searchParams.get('request');
+      expect(refused.body).toContain(`href="/signin?request=${request}"`);
+    } finally {
+      provider.misbehave(null);
+    }
+    const gone = await throughProvider(new Browser(t.app), 'gone', {
+      from: '/signin?return_to=%2Faccount%2Fexport',
+    });
+    expect(gone.body).toContain('href="/signin?return_to=%2Faccount%2Fexport"');
   });
 });
