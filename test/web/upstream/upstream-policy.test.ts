@@ -76,6 +76,24 @@ async function linked(userId: number, sub: string, name = 'oidc'): Promise<void>
     .execute();
 }
 
+/** A signed-in browser whose account got its authenticator app afterwards: the session holds only `pwd`. */
+async function signedInBeforeItsSecondFactor() {
+  const owner = await makeUser(t);
+  const browser = new Browser(t.app);
+  await browser.signIn(owner);
+  const { db, ctx } = depsOf(t);
+  await startTotpEnrolment(db, ctx, { userId: owner.id, ip: null });
+  const key = (await totpKeyOf(db, ctx, owner.id))?.key as string;
+  await confirmTotpEnrolment(db, ctx, {
+    userId: owner.id,
+    code: totpCodeAt(key, t.clock.now()),
+    ip: null,
+    locale: 'en',
+  });
+  t.clock.advance(30_000);
+  return { owner, browser, key };
+}
+
 async function lastSessionAmr(userId: number): Promise<string[] | undefined> {
   const row = await t.database.db
     .selectFrom('browser_sessions')
@@ -172,20 +190,7 @@ describe('linking to an account one already has', () => {
   });
 
   it("asks a session that never passed the account's second factor to pass it first", async () => {
-    const owner = await makeUser(t);
-    const browser = new Browser(t.app);
-    await browser.signIn(owner);
-    // The factor is added after this session signed in: the session holds only `pwd`.
-    const { db, ctx } = depsOf(t);
-    await startTotpEnrolment(db, ctx, { userId: owner.id, ip: null });
-    const key = (await totpKeyOf(db, ctx, owner.id))?.key as string;
-    await confirmTotpEnrolment(db, ctx, {
-      userId: owner.id,
-      code: totpCodeAt(key, t.clock.now()),
-      ip: null,
-      locale: 'en',
-    });
-    t.clock.advance(30_000);
+    const { owner, browser, key } = await signedInBeforeItsSecondFactor();
 
     provider.nextAccount = 'stepper';
     expect((await throughProvider(browser, 'oidc')).headers.location).toBe('/signin/providers/continue');
@@ -388,19 +393,7 @@ describe('more of the same rules', () => {
   });
 
   it("asks a session without the account's second factor to pass it before linking from the account page", async () => {
-    const owner = await makeUser(t);
-    const browser = new Browser(t.app);
-    await browser.signIn(owner);
-    const { db, ctx } = depsOf(t);
-    await startTotpEnrolment(db, ctx, { userId: owner.id, ip: null });
-    const key = (await totpKeyOf(db, ctx, owner.id))?.key as string;
-    await confirmTotpEnrolment(db, ctx, {
-      userId: owner.id,
-      code: totpCodeAt(key, t.clock.now()),
-      ip: null,
-      locale: 'en',
-    });
-    t.clock.advance(30_000);
+    const { browser } = await signedInBeforeItsSecondFactor();
     const security = await browser.get('/account/security');
     const asked = await browser.post(
       '/account/providers/oidc/link',
