@@ -28,7 +28,8 @@ const PROVIDER = {
   'apple-key-id': 'Apple only: the 10-character id of your Sign in with Apple key',
   'apple-private-key-file':
     "Apple only: that key's .p8 file (PKCS#8, P-256), read where idp is typed; stored sealed",
-  scopes: 'the scopes asked for, space-separated (default openid email profile; GitHub read:user user:email; Apple openid name email)',
+  scopes:
+    'the scopes asked for, space-separated (default openid email profile; GitHub read:user user:email; Apple openid name email)',
   'trust-amr': "a provider's amr saying mfa stands in for the account's own second factor",
 };
 const JSON_NOTE = 'print exactly one JSON object on stdout instead of the listing';
