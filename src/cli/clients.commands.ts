@@ -11,6 +11,14 @@ function overlapOption(args: ParsedArgs): number {
   return Number(text);
 }
 
+/** `--device-grant` or `--no-device-grant` of an update (neither: unchanged). */
+function deviceGrantOption(args: ParsedArgs): boolean | undefined {
+  const allow = args.values['device-grant'] === true;
+  const refuse = args.values['no-device-grant'] === true;
+  if (allow && refuse) throw new UsageError('give either --device-grant or --no-device-grant, not both');
+  return allow ? true : refuse ? false : undefined;
+}
+
 /** Imported when a command runs, not with the command table. */
 const clients = () => import('../modules/clients/clients.service.js');
 
@@ -25,13 +33,14 @@ export const clientCommands: Command[] = [
         official_mobile: (result as { official_mobile?: boolean }).official_mobile,
         require_pushed_authorization_requests: (result as { require_pushed_authorization_requests?: boolean })
           .require_pushed_authorization_requests,
+        device_grant: (result as { device_grant?: boolean }).device_grant,
         id_token_signed_response_alg: (result as { id_token_signed_response_alg?: string })
           .id_token_signed_response_alg,
       },
     }),
     usage:
       'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--post-logout-redirect-uri URL …]' +
-      ' [--wallet] [--official-mobile] [--public] [--require-par] [--require-dpop] [--id-token-alg RS256|ES256|EdDSA]' +
+      ' [--wallet] [--official-mobile] [--public] [--require-par] [--require-dpop] [--device-grant] [--id-token-alg RS256|ES256|EdDSA]' +
       ' [--backchannel-logout-uri URL] [--logo-uri URL]',
     summary: 'Register a client; prints its client_secret this once',
     options: {
@@ -42,6 +51,7 @@ export const clientCommands: Command[] = [
       wallet: { type: 'boolean' },
       'official-mobile': { type: 'boolean' },
       'require-par': { type: 'boolean' },
+      'device-grant': { type: 'boolean' },
       'id-token-alg': { type: 'string' },
       public: { type: 'boolean' },
       'require-dpop': { type: 'boolean' },
@@ -60,6 +70,7 @@ export const clientCommands: Command[] = [
         wallet: args.values.wallet === true,
         officialMobile: args.values['official-mobile'] === true,
         requirePar: args.values['require-par'] === true,
+        deviceGrant: args.values['device-grant'] === true,
         idTokenAlg: algorithmOption(args, 'id-token-alg'),
         backchannelLogoutUri: str(args, 'backchannel-logout-uri'),
         logoUri: str(args, 'logo-uri'),
@@ -86,7 +97,7 @@ export const clientCommands: Command[] = [
     usage:
       'idp clients update CLIENT_ID [--name N] [--site-url URL] [--wallet true|false] [--official-mobile true|false] [--disabled true|false]' +
       ' [--add-redirect-uri URL …] [--remove-redirect-uri URL …] [--add-post-logout-redirect-uri URL …] [--remove-post-logout-redirect-uri URL …]' +
-      ' [--require-par true|false] [--require-dpop true|false] [--id-token-alg RS256|ES256|EdDSA]' +
+      ' [--require-par true|false] [--require-dpop true|false] [--device-grant | --no-device-grant] [--id-token-alg RS256|ES256|EdDSA]' +
       ' [--backchannel-logout-uri URL ("" removes it)] [--logo-uri URL ("" removes it)]',
     summary: 'Change a client; --disabled true stops all of its tokens at once',
     options: {
@@ -96,6 +107,8 @@ export const clientCommands: Command[] = [
       'official-mobile': { type: 'string' },
       'require-par': { type: 'string' },
       'require-dpop': { type: 'string' },
+      'device-grant': { type: 'boolean' },
+      'no-device-grant': { type: 'boolean' },
       disabled: { type: 'string' },
       'add-redirect-uri': { type: 'string', multiple: true },
       'remove-redirect-uri': { type: 'string', multiple: true },
@@ -105,7 +118,10 @@ export const clientCommands: Command[] = [
       'backchannel-logout-uri': { type: 'string' },
       'logo-uri': { type: 'string' },
     },
-    check: (args) => void algorithmOption(args, 'id-token-alg'),
+    check: (args) => {
+      algorithmOption(args, 'id-token-alg');
+      deviceGrantOption(args);
+    },
     positionals: 1,
     run: async (ctx, args) =>
       (await clients()).updateClient(ctx.db, ctx, args.positionals[0] ?? '', {
@@ -115,6 +131,7 @@ export const clientCommands: Command[] = [
         officialMobile: bool(args, 'official-mobile'),
         requirePar: bool(args, 'require-par'),
         requireDpop: bool(args, 'require-dpop'),
+        deviceGrant: deviceGrantOption(args),
         disabled: bool(args, 'disabled'),
         addRedirectUris: (args.values['add-redirect-uri'] as string[] | undefined) ?? [],
         removeRedirectUris: (args.values['remove-redirect-uri'] as string[] | undefined) ?? [],

@@ -116,6 +116,8 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'require-par': 'accept its authorization requests only through the PAR endpoint (RFC 9126)',
       'require-dpop':
         'require a DPoP proof on every token request, so all its tokens are key-bound (RFC 9449)',
+      'device-grant':
+        'may use the device authorization grant (RFC 8628): consoles, TVs, command-line tools sign in with a code typed on a phone',
       'id-token-alg': 'RS256 (default), ES256 or EdDSA: the algorithm its id_tokens are signed with',
       'backchannel-logout-uri':
         "where logout tokens are posted when a user's session ends (https, or http on loopback)",
@@ -144,6 +146,9 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'official-mobile': "true or false: whether it is the service's own mobile app",
       'require-par': 'true or false: authorization requests only through PAR',
       'require-dpop': 'true or false: a DPoP proof on every token request',
+      'device-grant':
+        'may use the device authorization grant (RFC 8628): consoles, TVs, command-line tools sign in with a code typed on a phone',
+      'no-device-grant': 'may no longer use the device authorization grant (RFC 8628)',
       disabled:
         'true stops every token of the client at once; false enables it again (its old tokens stay ended)',
       'add-redirect-uri': 'register another callback address; repeatable (removals run first)',

@@ -39,7 +39,9 @@ const METADATA: Record<string, JsonSchema> = {
     description:
       '`none`: a public client (PKCE, no secret). A confidential client may send its secret either way, whichever it registered; the answer names client_secret_basic',
   },
-  grant_types: strings('Of `authorization_code` and `refresh_token` (others are refused)'),
+  grant_types: strings(
+    'Of `authorization_code`, `refresh_token` and `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628: the client may use the device authorization grant); others are refused',
+  ),
   response_types: strings('`code` only'),
   scope: string(
     'Checked (known scopes, never `wallet`) but not stored: every client may ask for every scope but `wallet`',

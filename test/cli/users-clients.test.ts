@@ -268,6 +268,7 @@ describe('idp clients update / rotate-secret', () => {
       wallet: true,
       official_mobile: true,
       require_pushed_authorization_requests: false,
+      device_grant: false,
       id_token_signed_response_alg: 'RS256',
       token_endpoint_auth_method: 'client_secret_basic',
       dpop_bound_access_tokens: false,
@@ -399,6 +400,58 @@ describe('idp clients --require-par', () => {
     failed(
       await idp(['clients', 'update', id, '--require-par', 'yes', '--json']),
       /--require-par must be true or false/,
+    );
+    expect(await stored()).toBe(true);
+  });
+});
+
+describe('idp clients --device-grant', () => {
+  it('clients create --device-grant allows the device grant; update --no-device-grant and --device-grant change it', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const create = ['clients', 'create', '--name', 'TV', '--site-url', 'https://tv.example'];
+    const created = succeeded(
+      await idp([...create, '--redirect-uri', 'https://tv.example/cb', '--device-grant', '--json']),
+    );
+    expect(created.device_grant).toBe(true);
+    const id = String(created.client_id);
+    const stored = () =>
+      withDatabase(async (db) => {
+        const row = await db
+          .selectFrom('clients')
+          .select('device_grant')
+          .where('client_id', '=', id)
+          .executeTakeFirstOrThrow();
+        return row.device_grant;
+      });
+    expect(await stored()).toBe(true);
+    // Without the flag, a client may not use it (RFC 8628 is opt-in per client).
+    const plain = succeeded(await idp([...create, '--redirect-uri', 'https://tv.example/cb', '--json']));
+    expect(plain.device_grant).toBe(false);
+
+    const off = succeeded(await idp(['clients', 'update', id, '--no-device-grant', '--json']));
+    expect(off.device_grant).toBe(false);
+    expect(await stored()).toBe(false);
+    // Another change leaves it as it is.
+    succeeded(await idp(['clients', 'update', id, '--name', 'TV app', '--json']));
+    expect(await stored()).toBe(false);
+    const on = succeeded(await idp(['clients', 'update', id, '--device-grant', '--json']));
+    expect(on.device_grant).toBe(true);
+    expect(await stored()).toBe(true);
+    const listed = succeeded(await idp(['clients', 'list', '--json'])).clients as Array<
+      Record<string, unknown>
+    >;
+    expect(listed.find((each) => each.client_id === id)?.device_grant).toBe(true);
+    expect((await idp(['clients', 'list'])).stdout).toMatch(/device_grant: true/);
+
+    failed(
+      await idp(['clients', 'update', id, '--device-grant', '--no-device-grant', '--json']),
+      /either --device-grant or --no-device-grant, not both/,
+    );
+    // Not the true/false spelling of the other settings: a stray value is refused, never read as true.
+    failed(
+      await idp(['clients', 'update', id, '--device-grant', 'false', '--json']),
+      /expected 1 argument, got 2/,
     );
     expect(await stored()).toBe(true);
   });

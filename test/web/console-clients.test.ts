@@ -137,6 +137,7 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
       id_token_alg: 'ES256',
       require_dpop: '1',
       require_par: '1',
+      device_grant: '1',
       official_mobile: '1',
     });
     expect(good.statusCode, good.body).toBe(303);
@@ -152,22 +153,32 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
       idTokenAlg: 'ES256',
       requireDpop: true,
       requirePar: true,
+      deviceGrant: true,
       wallet: false,
       officialMobile: true,
     });
     const shown = await owner.get(`${path}?done=updated`);
     expect(shown.body).toMatch(/role="status">The settings were saved\./);
+    expect(shown.body).toMatch(/id="deviceGrant" name="device_grant" type="checkbox" value="1" checked/);
+    expect(shown.body).toContain('<label for="deviceGrant">Device sign-in (RFC 8628)</label>');
     const edit = (await auditOf(created.clientId)).find((e) => e.action === 'client_updated');
     expect(edit?.details).toMatchObject({
       operator: 'olga_owner',
       before: { name: 'Book Shop', wallet: true, id_token_signed_response_alg: 'RS256' },
-      after: { name: 'Book Shop Two', wallet: false, id_token_signed_response_alg: 'ES256' },
+      after: {
+        name: 'Book Shop Two',
+        wallet: false,
+        id_token_signed_response_alg: 'ES256',
+        device_grant: true,
+      },
     });
     // Back to what the token tests below need.
     const back = await owner.post(path, { ...validForm, name: 'Book Shop Two', id_token_alg: 'RS256' });
     expect(back.headers.location).toBe(`${path}?done=updated`);
     const same = await owner.post(path, { ...validForm, name: 'Book Shop Two', id_token_alg: 'RS256' });
     expect(same.headers.location).toBe(`${path}?done=unchanged`);
+    // A box left unticked turns the device grant off again.
+    expect((await findClientByClientId(t.database.db, created.clientId))?.deviceGrant).toBe(false);
   });
 
   it('rotates the secret with an overlap: both work until it ends, the new one shown once', async () => {
@@ -277,6 +288,7 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
     const res = await owner.get(`/admin/clients/new?lang=ru`);
     expect(res.statusCode).toBe(200);
     expect(text(res.body)).toContain('Адреса возврата (redirect URI)');
+    expect(res.body).toContain('<label for="deviceGrant">Вход на устройствах (RFC 8628)</label>');
     const refused = await owner.post('/admin/clients?lang=ru', { ...validForm, site_url: 'nope' });
     expect(refused.statusCode).toBe(400);
     expect(text(refused.body)).toContain('Некоторые поля нужно исправить');

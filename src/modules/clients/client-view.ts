@@ -12,6 +12,7 @@ export function presentClient(client: Client): ClientView {
     wallet: client.wallet,
     official_mobile: client.officialMobile,
     require_pushed_authorization_requests: client.requirePar,
+    device_grant: client.deviceGrant,
     id_token_signed_response_alg: client.idTokenAlg,
     token_endpoint_auth_method: client.isPublic ? 'none' : 'client_secret_basic',
     dpop_bound_access_tokens: client.requireDpop,

@@ -20,6 +20,8 @@ export interface Client {
   officialMobile: boolean;
   /** RFC 9126 §6: authorize takes this client's requests only through PAR. */
   requirePar: boolean;
+  /** May use the device authorization grant (RFC 8628 §3.4: the token endpoint's device_code grant). */
+  deviceGrant: boolean;
   /** Which algorithm signs its id_tokens (`id_token_signed_response_alg`, OIDC Registration §2). */
   idTokenAlg: SigningAlgorithm;
   /** Has no secret (`token_endpoint_auth_method: none`): PKCE always, refresh tokens only bound by DPoP. */
@@ -54,6 +56,7 @@ export function toClient(row: Omit<Selectable<ClientsTable>, 'secret_hash'>): Cl
     wallet: row.wallet,
     officialMobile: row.official_mobile,
     requirePar: row.require_pushed_authorization_requests,
+    deviceGrant: row.device_grant,
     idTokenAlg: row.id_token_signed_response_alg,
     isPublic: row.is_public,
     requireDpop: row.require_dpop,

@@ -28,7 +28,7 @@ export type NewClient = Pick<
   | 'idTokenAlg'
   | 'backchannelLogoutUri'
 > &
-  Partial<Pick<Client, 'isPublic' | 'requireDpop' | 'requirePar' | 'logoUri'>> & {
+  Partial<Pick<Client, 'isPublic' | 'requireDpop' | 'requirePar' | 'deviceGrant' | 'logoUri'>> & {
     at: Date;
     /** Registered by its owners (unreviewed until an operator approves it); absent: by an operator, approved at once. */
     registration?: ClientRegistration;
@@ -53,6 +53,7 @@ export type ClientChanges = Partial<
     | 'disabledAt'
     | 'idTokenAlg'
     | 'requirePar'
+    | 'deviceGrant'
     | 'requireDpop'
     | 'backchannelLogoutUri'
     | 'logoUri'
@@ -76,6 +77,7 @@ export async function insertClient(db: Kysely<Database>, client: NewClient): Pro
       wallet: client.wallet,
       official_mobile: client.officialMobile,
       require_pushed_authorization_requests: client.requirePar ?? false,
+      device_grant: client.deviceGrant ?? false,
       id_token_signed_response_alg: client.idTokenAlg,
       is_public: client.isPublic ?? false,
       require_dpop: client.requireDpop ?? false,
@@ -220,6 +222,7 @@ export async function updateClientColumns(
   if (changes.wallet !== undefined) set.wallet = changes.wallet;
   if (changes.officialMobile !== undefined) set.official_mobile = changes.officialMobile;
   if (changes.requirePar !== undefined) set.require_pushed_authorization_requests = changes.requirePar;
+  if (changes.deviceGrant !== undefined) set.device_grant = changes.deviceGrant;
   if (changes.disabledAt !== undefined) set.disabled_at = changes.disabledAt;
   if (changes.requireDpop !== undefined) set.require_dpop = changes.requireDpop;
   if (changes.idTokenAlg !== undefined) set.id_token_signed_response_alg = changes.idTokenAlg;

@@ -60,6 +60,8 @@ export const createClientSchema = z
     wallet: z.boolean().default(false),
     officialMobile: z.boolean().default(false),
     requirePar: z.boolean().default(false),
+    /** May use the device authorization grant (RFC 8628). */
+    deviceGrant: z.boolean().default(false),
     idTokenAlg: idTokenAlgSchema.default(DEFAULT_SIGNING_ALGORITHM),
     /** No secret: `token_endpoint_auth_method: none` (RFC 7591 §2). */
     isPublic: z.boolean().default(false),
@@ -98,6 +100,8 @@ export interface ClientView {
   official_mobile: boolean;
   /** RFC 9126 §6 client metadata. */
   require_pushed_authorization_requests: boolean;
+  /** May use the device authorization grant (RFC 8628). */
+  device_grant: boolean;
   id_token_signed_response_alg: SigningAlgorithm;
   /** RFC 7591 §2: `none` for a public client. */
   token_endpoint_auth_method: 'none' | 'client_secret_basic';
@@ -124,6 +128,7 @@ export const updateClientSchema = z
     wallet: z.boolean().optional(),
     officialMobile: z.boolean().optional(),
     requirePar: z.boolean().optional(),
+    deviceGrant: z.boolean().optional(),
     requireDpop: z.boolean().optional(),
     disabled: z.boolean().optional(),
     idTokenAlg: idTokenAlgSchema.optional(),

@@ -81,6 +81,7 @@ export async function createClient(
       wallet: data.wallet,
       officialMobile: data.officialMobile,
       requirePar: data.requirePar,
+      deviceGrant: data.deviceGrant,
       idTokenAlg: data.idTokenAlg,
       backchannelLogoutUri: data.backchannelLogoutUri ?? null,
       logoUri: data.logoUri ?? null,
@@ -185,6 +186,7 @@ export async function updateClient(
     if (data.wallet === true && row.walletRequestedAt !== null) changes.walletRequestedAt = null;
     if (data.officialMobile !== undefined) changes.officialMobile = data.officialMobile;
     if (data.requirePar !== undefined) changes.requirePar = data.requirePar;
+    if (data.deviceGrant !== undefined) changes.deviceGrant = data.deviceGrant;
     // Takes effect with the next id_token: the client cache drops the row on its `c:` announcement.
     if (data.idTokenAlg !== undefined && data.idTokenAlg !== row.idTokenAlg)
       changes.idTokenAlg = data.idTokenAlg;

@@ -20,6 +20,7 @@ export const clientForm = formBody({
   id_token_alg: text,
   require_dpop: text,
   require_par: text,
+  device_grant: text,
   wallet: text,
   official_mobile: text,
   is_public: text,
@@ -36,6 +37,7 @@ export type ClientForm = {
     | 'id_token_alg'
     | 'require_dpop'
     | 'require_par'
+    | 'device_grant'
     | 'wallet'
     | 'official_mobile'
     | 'is_public']?: string;
@@ -52,6 +54,7 @@ export interface ClientFormValues {
   idTokenAlg: string;
   requireDpop: boolean;
   requirePar: boolean;
+  deviceGrant: boolean;
   wallet: boolean;
   officialMobile: boolean;
   isPublic: boolean;
@@ -80,6 +83,7 @@ export function valuesFromForm(form: ClientForm): ClientFormValues {
     idTokenAlg: form.id_token_alg ?? '',
     requireDpop: form.require_dpop !== undefined,
     requirePar: form.require_par !== undefined,
+    deviceGrant: form.device_grant !== undefined,
     wallet: form.wallet !== undefined,
     officialMobile: form.official_mobile !== undefined,
     isPublic: form.is_public !== undefined,
@@ -97,6 +101,7 @@ export function valuesFromClient(client: ClientView): ClientFormValues {
     idTokenAlg: client.id_token_signed_response_alg,
     requireDpop: client.dpop_bound_access_tokens,
     requirePar: client.require_pushed_authorization_requests,
+    deviceGrant: client.device_grant,
     wallet: client.wallet,
     officialMobile: client.official_mobile,
     isPublic: client.token_endpoint_auth_method === 'none',
@@ -116,6 +121,7 @@ export function createInput(form: ClientForm): CreateClientInput {
     idTokenAlg: (values.idTokenAlg || undefined) as CreateClientInput['idTokenAlg'],
     requireDpop: values.requireDpop,
     requirePar: values.requirePar,
+    deviceGrant: values.deviceGrant,
     wallet: values.wallet,
     officialMobile: values.officialMobile,
     isPublic: values.isPublic,
@@ -140,6 +146,7 @@ export function updateInput(form: ClientForm, client: ClientView): UpdateClientI
   if (values.requireDpop !== client.dpop_bound_access_tokens) input.requireDpop = values.requireDpop;
   if (values.requirePar !== client.require_pushed_authorization_requests)
     input.requirePar = values.requirePar;
+  if (values.deviceGrant !== client.device_grant) input.deviceGrant = values.deviceGrant;
   if (values.wallet !== client.wallet) input.wallet = values.wallet;
   if (values.officialMobile !== client.official_mobile) input.officialMobile = values.officialMobile;
   const uris = lines(values.redirectUris);

@@ -29,6 +29,7 @@ export const appForm = formBody({
   id_token_alg: text,
   require_dpop: text,
   require_par: text,
+  device_grant: text,
   kind: text,
 });
 

@@ -41,6 +41,7 @@ const VIEW_KEYS = [
   'backchannel_logout_uri',
   'client_id',
   'created_at',
+  'device_grant',
   'disabled',
   'dpop_bound_access_tokens',
   'id_token_signed_response_alg',
@@ -87,6 +88,17 @@ describe('updateClient', () => {
     const optional = await updateClient(database.db, ctx, clientId, { requirePar: false });
     expect(optional.require_pushed_authorization_requests).toBe(false);
     expect((await stored()).requirePar).toBe(false);
+  });
+
+  it('allows the device authorization grant, and stops allowing it (RFC 8628)', async () => {
+    expect((await stored()).deviceGrant).toBe(false);
+    const allowed = await updateClient(database.db, ctx, clientId, { deviceGrant: true });
+    expect(allowed.device_grant).toBe(true);
+    expect((await stored()).deviceGrant).toBe(true);
+    expect((await updateClient(database.db, ctx, clientId, { name: 'Shop Two' })).device_grant).toBe(true);
+    const refused = await updateClient(database.db, ctx, clientId, { deviceGrant: false });
+    expect(refused.device_grant).toBe(false);
+    expect((await stored()).deviceGrant).toBe(false);
   });
 
   it('disables (keeping the first disabled_at) and enables', async () => {
@@ -212,5 +224,22 @@ describe('createClient', () => {
     expect(plain.require_pushed_authorization_requests).toBe(false);
     const rows = await findClientWithSecretHash(database.db, strict.client_id, clock.now());
     expect(rows?.requirePar).toBe(true);
+  });
+
+  it('registers a client that may use the device grant only when asked to', async () => {
+    const tv = await createClient(database.db, ctx, {
+      name: 'TV',
+      siteUrl: 'https://tv.example',
+      redirectUris: ['https://tv.example/cb'],
+      deviceGrant: true,
+    });
+    expect(tv.device_grant).toBe(true);
+    expect((await findClientWithSecretHash(database.db, tv.client_id, clock.now()))?.deviceGrant).toBe(true);
+    const site = await createClient(database.db, ctx, {
+      name: 'Site',
+      siteUrl: 'https://site.example',
+      redirectUris: ['https://site.example/cb'],
+    });
+    expect(site.device_grant).toBe(false);
   });
 });

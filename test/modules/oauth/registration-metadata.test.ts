@@ -54,6 +54,7 @@ describe('registration metadata', () => {
       isPublic: false,
       requirePar: true,
       requireDpop: true,
+      deviceGrant: false,
       idTokenAlg: 'ES256',
       logoUri: 'https://site.example/logo.png',
       backchannelLogoutUri: 'https://site.example/bc',
@@ -69,8 +70,18 @@ describe('registration metadata', () => {
       isPublic: false,
       requirePar: false,
       requireDpop: false,
+      deviceGrant: false,
     });
     expect(registrationInput({ ...MINIMAL, token_endpoint_auth_method: 'none' }).isPublic).toBe(true);
+  });
+
+  it('takes the device grant type (RFC 8628 §3.4) as the device grant setting, alone or with others', () => {
+    const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
+    expect(registrationInput({ ...MINIMAL, grant_types: ['authorization_code', DEVICE] }).deviceGrant).toBe(
+      true,
+    );
+    expect(registrationInput({ ...MINIMAL, grant_types: [DEVICE] }).deviceGrant).toBe(true);
+    expect(registrationInput({ ...MINIMAL, grant_types: ['refresh_token'] }).deviceGrant).toBe(false);
   });
 
   it('requires client_uri and says why', () => {
@@ -100,7 +111,7 @@ describe('registration metadata', () => {
     ['private_key_jwt', { ...MINIMAL, token_endpoint_auth_method: 'private_key_jwt' }],
     ['client_credentials', { ...MINIMAL, grant_types: ['authorization_code', 'client_credentials'] }],
     ['implicit', { ...MINIMAL, grant_types: ['implicit'] }],
-    ['the device grant', { ...MINIMAL, grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }],
+    ['a misspelt device grant', { ...MINIMAL, grant_types: ['urn:ietf:params:oauth:grant-type:device'] }],
     ['response type token', { ...MINIMAL, response_types: ['code', 'token'] }],
     ['response type id_token', { ...MINIMAL, response_types: ['id_token'] }],
     ['an unknown scope', { ...MINIMAL, scope: 'openid admin' }],
@@ -158,6 +169,7 @@ const VIEW: ClientView = {
   wallet: false,
   official_mobile: false,
   require_pushed_authorization_requests: false,
+  device_grant: false,
   id_token_signed_response_alg: 'ES256',
   token_endpoint_auth_method: 'client_secret_basic',
   dpop_bound_access_tokens: false,
@@ -192,6 +204,14 @@ describe('registered metadata', () => {
     );
     expect(publicClient).not.toHaveProperty('client_secret_expires_at');
   });
+
+  it('lists the device grant type among grant_types of a client that may use it', () => {
+    expect(registeredMetadata({ ...VIEW, device_grant: true }, 'https://id.example').grant_types).toEqual([
+      'authorization_code',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ]);
+  });
 });
 
 describe('a replacement (RFC 7592 §2.2)', () => {
@@ -206,6 +226,7 @@ describe('a replacement (RFC 7592 §2.2)', () => {
       siteUrl: 'https://site.example',
       requirePar: false,
       requireDpop: false,
+      deviceGrant: false,
       idTokenAlg: 'RS256',
       addRedirectUris: ['https://site.example/c'],
       removeRedirectUris: ['https://site.example/a'],

@@ -4,7 +4,7 @@ import { createRegistrationToken } from '../../../src/modules/developer-apps/reg
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { expectApiError } from '../../helpers/assertions.js';
 import { depsOf, makeUser } from '../../helpers/factories.js';
-import { initialToken, METADATA, type Registered, register } from './registration.fixture.js';
+import { initialToken, METADATA, manage, type Registered, register } from './registration.fixture.js';
 
 /*
  * RFC 7591 dynamic registration at POST /api/v1/oauth/register: only with an initial access token
@@ -99,6 +99,31 @@ describe('a registration', () => {
     expect(body).not.toHaveProperty('client_secret');
     expect(body).not.toHaveProperty('client_secret_expires_at');
     expect((await clientRow(body.client_id)).is_public).toBe(true);
+  });
+
+  it('registers a client for the device grant when grant_types names it (RFC 8628 §3.4), and lists it back', async () => {
+    const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
+    const res = await register(t, await initialToken(t), {
+      ...METADATA,
+      grant_types: ['authorization_code', 'refresh_token', DEVICE],
+    });
+    expect(res.statusCode).toBe(201);
+    const body = res.json() as Registered;
+    expect(body.grant_types).toEqual(['authorization_code', 'refresh_token', DEVICE]);
+    expect((await clientRow(body.client_id)).device_grant).toBe(true);
+    const read = await manage(t, 'GET', body.client_id, body.registration_access_token);
+    expect(read.json().grant_types).toEqual(['authorization_code', 'refresh_token', DEVICE]);
+    // RFC 7592 §2.2: metadata sent again without it replaces the registered grant types.
+    const replaced = await manage(t, 'PUT', body.client_id, body.registration_access_token, {
+      ...METADATA,
+      client_id: body.client_id,
+    });
+    expect(replaced.statusCode).toBe(200);
+    expect(replaced.json().grant_types).toEqual(['authorization_code', 'refresh_token']);
+    expect((await clientRow(body.client_id)).device_grant).toBe(false);
+    // A client registered without it may not use it.
+    const plain = (await register(t, await initialToken(t))).json() as Registered;
+    expect((await clientRow(plain.client_id)).device_grant).toBe(false);
   });
 
   it("registers with an operator's token without an owner, unapproved too", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordRefusal } from '../../../src/modules/client-activity/refusals.service.js';
+import { findClientByClientId } from '../../../src/modules/clients/clients.repository.js';
 import { UnregisteredRedirectUri } from '../../../src/modules/oauth/authorize/checks.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { hiddenFields } from '../../helpers/browser.js';
@@ -42,6 +43,7 @@ describe(`an application's page on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, 
       name: 'Book Shop 2',
       redirect_uris: 'https://books.example/cb\nhttps://books.example/new',
       require_par: '1',
+      device_grant: '1',
     };
     const res = await browser.submit(page(clientId), page(clientId), form);
     expect(res.statusCode).toBe(303);
@@ -51,6 +53,9 @@ describe(`an application's page on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, 
     expect(shown.body).toContain('<h1>Book Shop 2</h1>');
     expect(shown.body).toContain('https://books.example/new');
     expect(shown.body).toMatch(/id="requirePar"[^>]*checked/);
+    expect(shown.body).toMatch(/id="deviceGrant"[^>]*checked/);
+    expect(shown.body).toContain('<label for="deviceGrant">Device sign-in (RFC 8628)</label>');
+    expect((await findClientByClientId(t.database.db, clientId))?.deviceGrant).toBe(true);
     const again = await browser.submit(page(clientId), page(clientId), form);
     expect(again.headers.location).toBe(`${page(clientId)}?done=unchanged`);
     expect(await auditActions(clientId)).toContain('client_updated');
@@ -79,6 +84,7 @@ describe(`an application's page on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, 
     expect(textOf(ru.body)).toContain(
       'Адрес возврата «https://books.example/cb#x»: не должен содержать фрагмент (#).',
     );
+    expect(ru.body).toContain('<label for="deviceGrant">Вход на устройствах (RFC 8628)</label>');
     const shown = await browser.get(`${page(clientId)}?lang=en`);
     expect(shown.body).not.toContain('cb#x');
   });

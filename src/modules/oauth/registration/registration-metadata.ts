@@ -15,6 +15,8 @@ export interface RegistrationInput {
   isPublic: boolean;
   requirePar: boolean;
   requireDpop: boolean;
+  /** `grant_types` names the device grant (RFC 8628 §3.4's grant type URI, RFC 7591 §2). */
+  deviceGrant: boolean;
   /** Absent: the default, RS256 (OIDC Registration §2). */
   idTokenAlg?: string;
   logoUri?: string;
@@ -33,8 +35,14 @@ export class RegistrationError extends ApiError {
 
 const invalid = (description: string) => new RegistrationError('invalid_client_metadata', description);
 
-/** Grant types a registered client may use (RFC 7591 §2.1: the token endpoint's two). */
+/** Grant types every registered client may use (RFC 7591 §2.1: the token endpoint's two). */
 export const REGISTERED_GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+
+/** RFC 8628 §3.4: the device grant's type; only clients registered for it may use it. */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** What `grant_types` may hold. */
+const GRANT_TYPES: readonly string[] = [...REGISTERED_GRANT_TYPES, DEVICE_CODE_GRANT_TYPE];
 
 /**
  * token_endpoint_auth_method values (RFC 7591 §2): a secret sent either way, or none (a public
@@ -119,13 +127,9 @@ export function registrationInput(body: unknown): RegistrationInput {
   if (!(AUTH_METHODS as readonly string[]).includes(method))
     throw invalid(`token_endpoint_auth_method must be ${AUTH_METHODS.join(', ')}; got '${shown(method)}'.`);
   const grantTypes = texts(metadata, 'grant_types', 10) ?? ['authorization_code'];
-  const refusedGrant = grantTypes.find(
-    (grant) => !(REGISTERED_GRANT_TYPES as readonly string[]).includes(grant),
-  );
+  const refusedGrant = grantTypes.find((grant) => !GRANT_TYPES.includes(grant));
   if (refusedGrant !== undefined)
-    throw invalid(
-      `grant_types may hold only authorization_code and refresh_token; got '${shown(refusedGrant)}'.`,
-    );
+    throw invalid(`grant_types may hold only ${GRANT_TYPES.join(', ')}; got '${shown(refusedGrant)}'.`);
   const responseTypes = texts(metadata, 'response_types', 10) ?? ['code'];
   const refusedResponse = responseTypes.find((type) => type !== 'code');
   if (refusedResponse !== undefined)
@@ -144,6 +148,7 @@ export function registrationInput(body: unknown): RegistrationInput {
     isPublic: method === 'none',
     requirePar: flag(metadata, 'require_pushed_authorization_requests'),
     requireDpop: flag(metadata, 'dpop_bound_access_tokens'),
+    deviceGrant: grantTypes.includes(DEVICE_CODE_GRANT_TYPE),
   };
   const idTokenAlg = text(metadata, 'id_token_signed_response_alg', null);
   if (idTokenAlg !== undefined) input.idTokenAlg = idTokenAlg;

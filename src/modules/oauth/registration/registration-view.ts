@@ -1,6 +1,7 @@
 import { ClientInputError } from '../../clients/client-input.js';
 import type { ClientView, UpdateClientInput } from '../../clients/clients.schemas.js';
 import {
+  DEVICE_CODE_GRANT_TYPE,
   REGISTERED_GRANT_TYPES,
   RegistrationError,
   type RegistrationInput,
@@ -18,6 +19,7 @@ const METADATA_OF_FIELD: Record<string, string> = {
   isPublic: 'token_endpoint_auth_method',
   requirePar: 'require_pushed_authorization_requests',
   requireDpop: 'dpop_bound_access_tokens',
+  deviceGrant: 'grant_types',
   wallet: 'wallet',
   officialMobile: 'official_mobile',
 };
@@ -79,7 +81,9 @@ export function registeredMetadata(view: ClientView, publicUrl: string): Registe
     ...(view.backchannel_logout_uri === null ? {} : { backchannel_logout_uri: view.backchannel_logout_uri }),
     id_token_signed_response_alg: view.id_token_signed_response_alg,
     token_endpoint_auth_method: view.token_endpoint_auth_method,
-    grant_types: [...REGISTERED_GRANT_TYPES],
+    grant_types: view.device_grant
+      ? [...REGISTERED_GRANT_TYPES, DEVICE_CODE_GRANT_TYPE]
+      : [...REGISTERED_GRANT_TYPES],
     response_types: ['code'],
     dpop_bound_access_tokens: view.dpop_bound_access_tokens,
     require_pushed_authorization_requests: view.require_pushed_authorization_requests,
@@ -106,6 +110,7 @@ export function replacementOf(current: ClientView, input: RegistrationInput): Up
     siteUrl: input.siteUrl,
     requirePar: input.requirePar,
     requireDpop: input.requireDpop,
+    deviceGrant: input.deviceGrant,
     idTokenAlg: (input.idTokenAlg ?? 'RS256') as UpdateClientInput['idTokenAlg'],
     addRedirectUris: added(current.redirect_uris, input.redirectUris),
     removeRedirectUris: added(input.redirectUris, current.redirect_uris),

@@ -25,6 +25,7 @@ export const clientsEn = {
     idTokenAlg: 'id_token signing algorithm',
     requireDpop: 'Every token request must carry a DPoP proof',
     requirePar: 'Authorization requests only through PAR',
+    deviceGrant: 'Device sign-in (RFC 8628)',
     wallet: 'May use the wallet (charge users)',
     officialMobile: "The service's own mobile app",
     isPublic: 'Public client: no secret (PKCE always)',

@@ -33,6 +33,7 @@ export const clientsRu: typeof clientsEn = {
     idTokenAlg: 'Алгоритм подписи id_token',
     requireDpop: 'Каждый запрос токена — с доказательством DPoP',
     requirePar: 'Запросы авторизации только через PAR',
+    deviceGrant: 'Вход на устройствах (RFC 8628)',
     wallet: 'Может пользоваться кошельком (списывать у пользователей)',
     officialMobile: 'Собственное мобильное приложение сервиса',
     isPublic: 'Публичный клиент: без секрета (всегда PKCE)',

@@ -43,6 +43,7 @@ export const developersEn = {
     idTokenAlg: 'id_token signing algorithm',
     requireDpop: 'Every token request must carry a DPoP proof (RFC 9449)',
     requirePar: 'Authorization requests only through PAR (RFC 9126)',
+    deviceGrant: 'Device sign-in (RFC 8628)',
     kind: 'Kind of client',
     confidential: 'Confidential: a server that keeps a client secret',
     public: 'Public: a browser or mobile app, no secret (PKCE always)',

@@ -44,6 +44,7 @@ export const developersRu: DevelopersTexts = {
     idTokenAlg: 'Алгоритм подписи id_token',
     requireDpop: 'Каждый запрос токена — с доказательством DPoP (RFC 9449)',
     requirePar: 'Запросы авторизации — только через PAR (RFC 9126)',
+    deviceGrant: 'Вход на устройствах (RFC 8628)',
     kind: 'Вид клиента',
     confidential: 'Конфиденциальный: сервер, который хранит секрет клиента',
     public: 'Публичный: приложение в браузере или на телефоне, без секрета (всегда PKCE)',
