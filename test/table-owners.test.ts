@@ -65,6 +65,7 @@ const OWNERSHIP: Ownership = {
     upstream_links: 'src/modules/upstream/links.repository.ts',
     upstream_round_trips: 'src/modules/upstream/trips.repository.ts',
     upstream_pending: 'src/modules/upstream/trips.repository.ts',
+    device_codes: 'src/modules/device/device-codes.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',
@@ -72,6 +73,11 @@ const OWNERSHIP: Ownership = {
       "the claimed row's writes both outboxes share (lease renewal, delivery, failure), by table name",
   },
   reads: [
+    {
+      file: 'src/modules/device/device-codes.repository.ts',
+      tables: ['users', 'clients', 'consents'],
+      why: "a device's request is redeemed in one statement only while its user and client are enabled and its consent stands, as a code is",
+    },
     {
       file: 'src/modules/upstream/links.repository.ts',
       tables: ['upstream_providers'],

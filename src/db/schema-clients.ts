@@ -19,4 +19,6 @@ export interface ClientProtocolColumns {
   backchannel_logout_uri: Generated<string | null>;
   /** migrations/0027: the logo shown on its sign-in and consent pages (RFC 7591 §2 `logo_uri`), or null. */
   logo_uri: Generated<string | null>;
+  /** migrations/0041: may use the device authorization grant (RFC 8628). */
+  device_grant: Generated<boolean>;
 }

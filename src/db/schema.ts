@@ -10,6 +10,7 @@ import type {
   ClientSecretsTable,
   RegistrationTokensTable,
 } from './schema-developers.js';
+import type { DeviceCodesTable } from './schema-device.js';
 import type { DpopProofsTable } from './schema-dpop.js';
 import type { MobilePendingSignInsTable, SecondFactorFailuresTable } from './schema-lockout.js';
 import type { BackchannelLogoutsTable } from './schema-logout.js';
@@ -279,4 +280,5 @@ export interface Database {
   upstream_links: UpstreamLinksTable;
   upstream_round_trips: UpstreamRoundTripsTable;
   upstream_pending: UpstreamPendingTable;
+  device_codes: DeviceCodesTable;
 }

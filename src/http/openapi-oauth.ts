@@ -110,7 +110,13 @@ export const OAUTH_DOCUMENTATION: Record<string, JsonSchema> = {
   'POST /api/v1/oauth/token': {
     requestBody: form(
       {
-        grant_type: { type: 'string', enum: ['authorization_code', 'refresh_token'] },
+        grant_type: {
+          type: 'string',
+          enum: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+        },
+        device_code: string(
+          'For the device_code grant (RFC 8628 §3.4): the `dc_…` of the device authorization',
+        ),
         code: string('For authorization_code: the code of the redirect (`ac_…`), once, within 10 minutes'),
         redirect_uri: string('For authorization_code: the one sent to authorize'),
         code_verifier: string('For authorization_code with PKCE'),

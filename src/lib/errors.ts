@@ -97,6 +97,26 @@ export const UnsupportedGrantType = errorClass(
   'This grant type is not supported.',
 );
 export const InvalidScope = errorClass(400, 'invalid_scope', 'The requested scope is invalid.');
+/** RFC 6749 §5.2: the client may not use this grant type. */
+export const UnauthorizedClient = errorClass(
+  400,
+  'unauthorized_client',
+  'This client may not use this grant type.',
+);
+/** RFC 8628 §3.5: the device's polling answers. */
+export const AuthorizationPending = errorClass(
+  400,
+  'authorization_pending',
+  'The user has not yet allowed or denied the request; poll again after the interval.',
+);
+export const SlowDown = errorClass(400, 'slow_down', 'Polling too fast; the interval grew by 5 seconds.');
+/** RFC 8628 §3.5 `access_denied`: the user denied the request (400, as every token endpoint error). */
+export const DeviceAccessDenied = errorClass(400, 'access_denied', 'The user denied the request.');
+export const ExpiredToken = errorClass(
+  400,
+  'expired_token',
+  'The device_code has expired; start a new device authorization.',
+);
 export const InvalidClient = errorClass(401, 'invalid_client', 'Client authentication failed.', {
   headers: { 'www-authenticate': 'Basic realm="idp", charset="UTF-8"' },
 });

@@ -20,6 +20,8 @@ export const PREFIX = {
   registrationToken: 'rit_',
   /** RFC 7592 §3 registration access tokens: they manage one registered application. */
   registrationAccessToken: 'rat_',
+  /** RFC 8628 §3.2 device codes: what a device polls the token endpoint with. */
+  deviceCode: 'dc_',
   /** Pushed authorization requests: RFC 9126 §2.2's URN, then the random part. */
   requestUri: 'urn:ietf:params:oauth:request_uri:',
 } as const;
@@ -37,6 +39,7 @@ const ENTROPY_BYTES: Record<SecretKind, number> = {
   passwordReset: 32,
   mfaToken: 32,
   requestUri: 32,
+  deviceCode: 32,
   registrationToken: 32,
   registrationAccessToken: 32,
 };

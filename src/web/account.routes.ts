@@ -13,6 +13,7 @@ import { assetRoutes } from './assets/assets.routes.js';
 import { issueCsrfToken } from './csrf.js';
 import { developersRoutes } from './developers/developers.routes.js';
 import { developersTexts } from './developers/i18n/index.js';
+import { deviceRoutes } from './device/device.routes.js';
 import { emailVerifyRoutes } from './email-verify.routes.js';
 import { homeRoutes } from './home.routes.js';
 import { isAccountNotice } from './i18n/index.js';
@@ -84,6 +85,7 @@ export const accountRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   await app.register(upstreamRoutes, deps);
   await app.register(upstreamContinueRoutes, deps);
   await app.register(accountLinksRoutes, deps);
+  await app.register(deviceRoutes, deps);
   await app.register(developersRoutes, deps);
 
   routes.get(

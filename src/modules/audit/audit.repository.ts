@@ -92,7 +92,10 @@ export type AuditAction =
   | 'provider_removed'
   | 'upstream_linked'
   | 'upstream_unlinked'
-  | 'upstream_sign_in_failed';
+  | 'upstream_sign_in_failed'
+  | 'device_code_allowed'
+  | 'device_code_denied'
+  | 'device_code_failed';
 
 /** The longest string an event keeps in any field; the log is append-only, so nothing in it is unbounded. */
 export const AUDIT_TEXT_MAX_LENGTH = 200;
@@ -164,6 +167,21 @@ export function auditRequest(
   event: Omit<AuditEvent, 'at' | 'ip'>,
 ): Promise<void> {
   return recordAudit(db, { ...event, at: ctx.clock.now(), ip: request.ip });
+}
+
+/** How many events of `action` were recorded since `since` (a service-wide limit reads it). */
+export async function countEventsSince(
+  db: Kysely<Database>,
+  action: AuditAction,
+  since: Date,
+): Promise<number> {
+  const row = await db
+    .selectFrom('audit_events')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('at', '>', since)
+    .where('action', '=', action)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /**

@@ -7,11 +7,17 @@ import { insertRefusal, listRefusals, REFUSALS_KEPT, type RefusalRow } from './r
 export type { RefusalRow } from './refusals.repository.js';
 
 /** The endpoints whose refusals an application's owners see. */
-export type RefusalEndpoint = 'authorize' | 'par' | 'token' | 'revocation' | 'introspection';
+export type RefusalEndpoint =
+  | 'authorize'
+  | 'par'
+  | 'token'
+  | 'revocation'
+  | 'introspection'
+  | 'device_authorization';
 
 /**
  * Answers that are not the application's mistake, so not in its log: the user's own decision or
- * state (RFC 6749 §4.1.2.1 access_denied; OIDC Core §3.1.2.6), a DPoP nonce the client is expected
+ * state (RFC 6749 §4.1.2.1 access_denied; OIDC Core §3.1.2.6; RFC 8628 §3.5), a DPoP nonce the client is expected
  * to fetch and retry with (RFC 9449 §8), and the service's own trouble or rate limit.
  */
 const NOT_REFUSALS: ReadonlySet<string> = new Set([
@@ -20,6 +26,9 @@ const NOT_REFUSALS: ReadonlySet<string> = new Set([
   'consent_required',
   'interaction_required',
   'use_dpop_nonce',
+  // RFC 8628 §3.5: a device waiting for its person, or told that it took too long.
+  'authorization_pending',
+  'expired_token',
   'rate_limited',
   'server_error',
   'unavailable',
@@ -61,6 +70,7 @@ const SHOWN_PARAMETERS: Readonly<Record<RefusalEndpoint, readonly string[]>> = {
   token: ['grant_type', 'redirect_uri', 'scope'],
   revocation: ['token_type_hint'],
   introspection: ['token_type_hint'],
+  device_authorization: ['scope'],
 };
 
 /** A value is shown up to this length; a list up to MAX_LIST_ITEMS of them. */

@@ -113,6 +113,8 @@ export async function insertAccessToken(
     scopes: string[];
     at: Date;
     expiresAt: Date;
+    /** RFC 9449 §6: the DPoP key it is bound to. */
+    jkt?: string | null;
   },
 ): Promise<void> {
   await db
@@ -125,13 +127,14 @@ export async function insertAccessToken(
       scopes: token.scopes,
       created_at: token.at,
       expires_at: token.expiresAt,
+      jkt: token.jkt ?? null,
     })
     .execute();
 }
 
 export async function insertRefreshToken(
   db: Kysely<Database>,
-  token: { tokenHash: string; grantId: number; at: Date; expiresAt: Date },
+  token: { tokenHash: string; grantId: number; at: Date; expiresAt: Date; jkt?: string | null },
 ): Promise<void> {
   await db
     .insertInto('refresh_tokens')
@@ -140,6 +143,7 @@ export async function insertRefreshToken(
       grant_id: token.grantId,
       created_at: token.at,
       expires_at: token.expiresAt,
+      jkt: token.jkt ?? null,
     })
     .execute();
 }

@@ -8,6 +8,7 @@ import { InvalidRequest } from '../../lib/errors.js';
 import { auditRequest } from '../audit/audit.repository.js';
 import { installRefusalLog, noteClientKnown, noteClientRequest } from '../client-activity/refusal-hook.js';
 import type { RefusalEndpoint } from '../client-activity/refusals.service.js';
+import { startDeviceAuthorization } from '../device/device.service.js';
 import { checkDpopProof } from '../dpop/dpop.service.js';
 import { rollups } from '../rollups/rollup-recorder.js';
 import { pushAuthorizationRequest } from './authorize/pushed.service.js';
@@ -147,6 +148,27 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       const { params, client } = await authenticatedForm(request, reply, 'par', { publicClients: true });
       // RFC 9126 §2.2: 201 Created with the request_uri and its lifetime.
       return reply.code(201).send(await pushAuthorizationRequest(deps.db, deps.ctx, client, params));
+    },
+  );
+
+  app.post(
+    '/api/v1/oauth/device_authorization',
+    {
+      config: {
+        auth: 'client',
+        description:
+          'Device authorization endpoint (RFC 8628): a device_code to poll with and a user_code to type',
+      },
+    },
+    async (request, reply) => {
+      // RFC 8628 §3.1: public clients (a console, a command-line tool) identify with client_id alone.
+      const { params, client } = await authenticatedForm(request, reply, 'device_authorization', {
+        publicClients: true,
+      });
+      return startDeviceAuthorization(deps.db, deps.ctx, client, {
+        scope: params.scope,
+        deviceLabel: request.headers['user-agent'],
+      });
     },
   );
 };

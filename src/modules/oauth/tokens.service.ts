@@ -29,7 +29,16 @@ export interface IssuedTokens {
 export async function issueTokenSet(
   trx: Kysely<Database>,
   ctx: Context,
-  input: { grantId: number; userId: number; clientPk: number; scopes: string[]; withRefreshToken: boolean },
+  input: {
+    grantId: number;
+    userId: number;
+    clientPk: number;
+    scopes: string[];
+    withRefreshToken: boolean;
+    /** RFC 9449 §5: the DPoP key the access token (and the refresh token, `refreshJkt`) is bound to. */
+    jkt?: string | null;
+    refreshJkt?: string | null;
+  },
 ): Promise<IssuedTokens> {
   const now = ctx.clock.now();
   const accessToken = generateSecret('accessToken');
@@ -42,6 +51,7 @@ export async function issueTokenSet(
     scopes: input.scopes,
     at: now,
     expiresAt: new Date(now.getTime() + expiresIn * 1000),
+    jkt: input.jkt ?? null,
   });
   if (!input.withRefreshToken) return { accessToken, expiresIn };
   const refreshToken = generateSecret('refreshToken');
@@ -50,6 +60,7 @@ export async function issueTokenSet(
     grantId: input.grantId,
     at: now,
     expiresAt: new Date(now.getTime() + ctx.config.REFRESH_TOKEN_TTL_SECONDS * 1000),
+    jkt: input.refreshJkt ?? null,
   });
   return { accessToken, refreshToken, expiresIn };
 }

@@ -46,10 +46,16 @@ export function discoveryDocument(
     introspection_endpoint: at('/api/v1/oauth/introspect'),
     // OIDC RP-Initiated Logout 1.0 §2.1.
     end_session_endpoint: at('/api/v1/oauth/logout'),
+    // RFC 8628 §4.
+    device_authorization_endpoint: at('/api/v1/oauth/device_authorization'),
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
+    ],
     subject_types_supported: ['public'],
     // docs/oauth.md: each client picks one with `idp clients create|update --id-token-alg`.
     id_token_signing_alg_values_supported: [...SIGNING_ALGORITHMS],

@@ -47,6 +47,7 @@ export const discoverySchema = z.object({
   revocation_endpoint: z.string(),
   introspection_endpoint: z.string(),
   end_session_endpoint: z.string(),
+  device_authorization_endpoint: z.string(),
   scopes_supported: strings,
   response_types_supported: strings,
   response_modes_supported: strings,

@@ -4,6 +4,7 @@ import { appAwaitsReviewEn, notReviewedEn } from './app-review-texts.js';
 import { emailPageEn } from './email-page.js';
 import { enAccountData } from './en-account-data.js';
 import { enAccountSafety } from './en-account-safety.js';
+import { enDevice } from './en-device.js';
 import { enEntry } from './en-entry.js';
 import { enLogout } from './en-logout.js';
 import { enPasskeys } from './en-passkeys.js';
@@ -11,7 +12,8 @@ import { enPasswordReset } from './en-password-reset.js';
 import { enReauth } from './en-reauth.js';
 import { enSecurity } from './en-security.js';
 import { enSignUp } from './en-sign-up.js';
-import { enUpstream, enUpstreamTitles } from './en-upstream.js';
+import { enTitles } from './en-titles.js';
+import { enUpstream } from './en-upstream.js';
 import type { LocaleDefinition } from './messages.js';
 
 export const en: LocaleDefinition = {
@@ -24,33 +26,7 @@ export const en: LocaleDefinition = {
       showPassword: 'Show',
       hidePassword: 'Hide',
     },
-    titles: {
-      signin: 'Sign in',
-      signup: 'Create an account',
-      account: 'Your account',
-      consent: 'Allow access?',
-      error: 'Something went wrong',
-      profile: 'Your profile',
-      password: 'Change your password',
-      export: 'Download your data',
-      delete: 'Delete your account',
-      deleted: 'Account deleted',
-      verify: 'Confirm your e-mail address',
-      verified: 'E-mail address confirmed',
-      forgot: 'Forgot your password?',
-      'forgot-sent': 'Check your e-mail',
-      reset: 'Choose a new password',
-      'reset-done': 'Password changed',
-      'password-changed': 'Password changed',
-      email: 'Your e-mail address',
-      security: 'Security',
-      'second-factor': 'Two-step sign-in',
-      reauthenticate: 'Confirm it is you',
-      ...enUpstreamTitles,
-      logout: 'Sign out?',
-      'signed-out': 'Signed out',
-      home: 'Welcome',
-    },
+    titles: enTitles,
     fields: { username: 'Username', password: 'Password', email: 'E-mail', optional: '(optional)' },
     signin: {
       heading: 'Sign in',
@@ -272,6 +248,7 @@ export const en: LocaleDefinition = {
     logout: enLogout,
     reauth: enReauth,
     upstream: enUpstream,
+    device: enDevice,
     accountSafety: enAccountSafety,
     entry: enEntry,
   },

@@ -2,14 +2,16 @@ import type { PasswordChangeProblem } from '../../modules/accounts/password.serv
 import type { ProfileProblem } from '../../modules/accounts/profile.service.js';
 import type { Scope } from '../../modules/oauth/scopes.js';
 import type { AccountSafetyTexts } from './account-safety-texts.js';
+import type { DeviceTexts } from './device-texts.js';
 import type { EmailPageTexts } from './email-page-texts.js';
 import type { PasskeyMessages } from './en-passkeys.js';
 import type { EntryTexts } from './entry-texts.js';
 import type { LogoutTexts } from './logout-texts.js';
+import type { PageTitles } from './page-titles.js';
 import type { ReauthTexts } from './reauth-texts.js';
 import type { SecurityTexts } from './security-texts.js';
 import type { SignUpTexts } from './sign-up-texts.js';
-import type { UpstreamPageTitles, UpstreamTexts } from './upstream-texts.js';
+import type { UpstreamTexts } from './upstream-texts.js';
 
 /** Texts with a count, by CLDR plural category; `{n}` is the count. `other` is required. */
 export type PluralForms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
@@ -85,32 +87,7 @@ export interface Messages {
     showPassword: string;
     hidePassword: string;
   };
-  titles: {
-    signin: string;
-    signup: string;
-    account: string;
-    consent: string;
-    error: string;
-    profile: string;
-    password: string;
-    export: string;
-    delete: string;
-    deleted: string;
-    verify: string;
-    verified: string;
-    forgot: string;
-    'forgot-sent': string;
-    reset: string;
-    'reset-done': string;
-    'password-changed': string;
-    email: string;
-    security: string;
-    'second-factor': string;
-    reauthenticate: string;
-    logout: string;
-    'signed-out': string;
-    home: string;
-  } & UpstreamPageTitles;
+  titles: PageTitles;
   fields: { username: string; password: string; email: string; optional: string };
   signin: {
     heading: string;
@@ -290,6 +267,7 @@ export interface Messages {
   entry: EntryTexts;
   /** Sign-in through another provider (Google, GitHub, Apple, any OpenID provider). */
   upstream: UpstreamTexts;
+  device: DeviceTexts;
 }
 
 /** A language of the pages: its texts, and the Intl locale of its dates ("20 May 2026"). */

@@ -4,6 +4,7 @@ import { emailPageRu } from './email-page.js';
 import type { LocaleDefinition } from './messages.js';
 import { ruAccountData } from './ru-account-data.js';
 import { ruAccountSafety } from './ru-account-safety.js';
+import { ruDevice } from './ru-device.js';
 import { ruEntry } from './ru-entry.js';
 import { ruLogout } from './ru-logout.js';
 import { ruPasskeys } from './ru-passkeys.js';
@@ -11,7 +12,8 @@ import { ruPasswordReset } from './ru-password-reset.js';
 import { ruReauth } from './ru-reauth.js';
 import { ruSecurity } from './ru-security.js';
 import { ruSignUp } from './ru-sign-up.js';
-import { ruUpstream, ruUpstreamTitles } from './ru-upstream.js';
+import { ruTitles } from './ru-titles.js';
+import { ruUpstream } from './ru-upstream.js';
 
 export const ru: LocaleDefinition = {
   dateLocale: 'ru-RU',
@@ -23,33 +25,7 @@ export const ru: LocaleDefinition = {
       showPassword: 'Показать',
       hidePassword: 'Скрыть',
     },
-    titles: {
-      signin: 'Вход',
-      signup: 'Создание аккаунта',
-      account: 'Ваш аккаунт',
-      consent: 'Разрешить доступ?',
-      error: 'Что-то пошло не так',
-      profile: 'Ваш профиль',
-      password: 'Смена пароля',
-      export: 'Скачать ваши данные',
-      delete: 'Удаление аккаунта',
-      deleted: 'Аккаунт удалён',
-      verify: 'Подтверждение адреса почты',
-      verified: 'Адрес почты подтверждён',
-      forgot: 'Забыли пароль?',
-      'forgot-sent': 'Проверьте почту',
-      reset: 'Новый пароль',
-      'reset-done': 'Пароль изменён',
-      'password-changed': 'Пароль изменён',
-      email: 'Адрес электронной почты',
-      security: 'Безопасность',
-      'second-factor': 'Двухэтапный вход',
-      reauthenticate: 'Подтвердите, что это вы',
-      ...ruUpstreamTitles,
-      logout: 'Выйти из аккаунта?',
-      'signed-out': 'Выход выполнен',
-      home: 'Добро пожаловать',
-    },
+    titles: ruTitles,
     fields: {
       username: 'Имя пользователя',
       password: 'Пароль',
@@ -294,6 +270,7 @@ export const ru: LocaleDefinition = {
     logout: ruLogout,
     reauth: ruReauth,
     upstream: ruUpstream,
+    device: ruDevice,
     accountSafety: ruAccountSafety,
     entry: ruEntry,
   },

@@ -223,7 +223,8 @@ describe('at the token endpoint', () => {
     expect(rows.map(({ error, reason, received }) => ({ error, reason, received }))).toEqual([
       {
         error: 'unsupported_grant_type',
-        reason: 'This grant_type is not supported; use authorization_code or refresh_token.',
+        reason:
+          'This grant_type is not supported; use one of: authorization_code, refresh_token, urn:ietf:params:oauth:grant-type:device_code.',
         received: { grant_type: 'password', client_authentication: 'client_secret_basic' },
       },
       {

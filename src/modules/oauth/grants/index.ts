@@ -5,6 +5,7 @@ import { InvalidGrant, InvalidRequest, UnsupportedGrantType } from '../../../lib
 import type { Client } from '../../clients/client.js';
 import type { TokenResponse } from '../tokens.service.js';
 import { authorizationCode } from './authorization-code.js';
+import { deviceCode } from './device-code.js';
 import type { Grant, TokenParameters } from './grant.js';
 import { refreshToken } from './refresh-token.js';
 
@@ -12,7 +13,7 @@ export type { Grant, TokenParameters } from './grant.js';
 
 /** The grants this endpoint supports, by `grant_type`. */
 export const GRANTS: ReadonlyMap<string, Grant> = new Map(
-  [authorizationCode, refreshToken].map((grant) => [grant.grantType, grant]),
+  [authorizationCode, refreshToken, deviceCode].map((grant) => [grant.grantType, grant]),
 );
 
 /**
@@ -31,7 +32,7 @@ export async function handleTokenRequest(
   const grant = GRANTS.get(grantType);
   if (!grant)
     throw new UnsupportedGrantType(
-      'This grant_type is not supported; use authorization_code or refresh_token.',
+      `This grant_type is not supported; use one of: ${[...GRANTS.keys()].join(', ')}.`,
     );
   for (const name of grant.parameters.required) {
     if (!params[name]) throw new InvalidRequest(`${name} is required.`);
