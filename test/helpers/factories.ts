@@ -67,6 +67,7 @@ export async function makeClient(
     siteUrl?: string;
     officialMobile?: boolean;
     requirePar?: boolean;
+    deviceGrant?: boolean;
   } = {},
 ): Promise<TestClient> {
   const redirectUris = options.redirectUris ?? ['https://site.example/callback', 'http://127.0.0.1:8080/cb'];
@@ -78,6 +79,7 @@ export async function makeClient(
     wallet: options.wallet ?? false,
     officialMobile: options.officialMobile ?? false,
     requirePar: options.requirePar ?? false,
+    deviceGrant: options.deviceGrant ?? false,
   });
   return {
     clientId: client.client_id,

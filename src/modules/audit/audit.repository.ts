@@ -169,18 +169,20 @@ export function auditRequest(
   return recordAudit(db, { ...event, at: ctx.clock.now(), ip: request.ip });
 }
 
-/** How many events of `action` were recorded since `since` (a service-wide limit reads it). */
+/** How many events of `action` (about `subject`, when given) were recorded since `since`: limits read it. */
 export async function countEventsSince(
   db: Kysely<Database>,
   action: AuditAction,
   since: Date,
+  subject?: string,
 ): Promise<number> {
-  const row = await db
+  let query = db
     .selectFrom('audit_events')
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('at', '>', since)
-    .where('action', '=', action)
-    .executeTakeFirstOrThrow();
+    .where('action', '=', action);
+  if (subject !== undefined) query = query.where('subject', '=', subject);
+  const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
 }
 

@@ -51,6 +51,10 @@ export async function checkUserCode(
     DEVICE_CODE_FAILURES_PER_MINUTE
   )
     return { ok: false, problem: 'busy' };
+  // The account's own run of wrong codes in the sign-in window: past the budget nothing is looked up.
+  const windowStart = new Date(now.getTime() - ctx.config.SIGN_IN_WINDOW_SECONDS * 1000);
+  const failures = await countEventsSince(db, 'device_code_failed', windowStart, `user:${input.userId}`);
+  if (failures >= ctx.config.SIGN_IN_MAX_ATTEMPTS) return { ok: false, problem: 'locked' };
   const normalised = normalizeUserCode(input.typed);
   const code = normalised ? await findPendingDeviceCode(db, hashSecret(normalised), now) : undefined;
   const client = code && (await findClientById(db, code.clientPk));
