@@ -91,6 +91,8 @@ const SESSION_FAMILIES: ReadonlyArray<readonly [string, (path: string) => boolea
   // Sign-in through a provider (configured, its stand-in up): the start, the callback (forged,
   // replayed, huge states and codes), the username and link pages.
   ['providers', (path) => path.startsWith('/signin/providers')],
+  // RFC 8628's page: a code typed, allowed or denied.
+  ['device', (path) => path.startsWith('/device')],
 ];
 
 /** Other routes a signed-in browser reaches, favoured as the families are. */
@@ -217,6 +219,8 @@ const hostile = fc.constantFrom(
   'device-12345678',
   // The configured provider's name, for `/signin/providers/:name/…`.
   'oidc',
+  'urn:ietf:params:oauth:grant-type:device_code',
+  'BCDF-GHJK',
 );
 
 const numbers = fc.oneof(
@@ -478,6 +482,15 @@ const BASELINES: Record<
     ],
   },
   'POST /signin/providers/continue': { form: [['username', 'fuzz_provider']] },
+  // RFC 8628: a device's request, its polling, and the page's code and decision.
+  'POST /api/v1/oauth/device_authorization': { form: [['scope', 'openid offline_access']] },
+  'POST /device': { form: [['user_code', 'BCDF-GHJK']] },
+  'POST /device/decision': {
+    form: [
+      ['user_code', 'BCDF-GHJK'],
+      ['decision', 'allow'],
+    ],
+  },
   'POST /developers/apps': {
     form: [
       ['name', 'Fuzz'],
@@ -881,7 +894,11 @@ beforeAll(async () => {
   );
   const operator = await makeOperator(t, 'owner');
   const user = operator.user;
-  const client = await makeClient(t, { wallet: true, postLogoutRedirectUris: [POST_LOGOUT_REDIRECT_URI] });
+  const client = await makeClient(t, {
+    wallet: true,
+    postLogoutRedirectUris: [POST_LOGOUT_REDIRECT_URI],
+    deviceGrant: true,
+  });
   const mobile = await makeOfficialApp(t);
   // Bearer tokens of another client: the generated requests revoke the first client's grants.
   const bearerClient = await makeClient(t, { wallet: true });

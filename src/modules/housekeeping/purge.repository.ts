@@ -38,6 +38,8 @@ export const EXPIRING = [
   // no account took in that time, are refused anyway (upstream-sign-in.service.ts).
   { table: 'upstream_round_trips', column: 'expires_at' },
   { table: 'upstream_pending', column: 'expires_at' },
+  // RFC 8628: a device's request past its 10 minutes is refused anyway (expired_token), redeemed or not.
+  { table: 'device_codes', column: 'expires_at' },
 ] as const satisfies ReadonlyArray<{ table: keyof Database; column: string }>;
 
 /** A sign-in count whose window started before the cut-off no longer matters. */
