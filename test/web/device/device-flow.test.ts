@@ -107,6 +107,13 @@ describe('the device authorization endpoint', () => {
       `${t.config.PUBLIC_URL}/api/v1/oauth/device_authorization`,
     );
     expect(discovery.grant_types_supported).toContain(GRANT);
+    const catalogue = (await t.app.inject({ method: 'GET', url: '/api/v1/' })).json() as {
+      routes: Array<{ method: string; path: string; auth: string }>;
+    };
+    expect(catalogue.routes).toContainEqual(
+      expect.objectContaining({ method: 'POST', path: '/api/v1/oauth/device_authorization', auth: 'client' }),
+    );
+    expect(catalogue.routes).toContainEqual(expect.objectContaining({ method: 'GET', path: '/device' }));
   });
 
   it('refuses a client not registered for the grant, and unknown scopes', async () => {
