@@ -127,6 +127,11 @@ export interface LoadOptions {
   connections?: number;
   /** Gives each request its headers and body (for values used once: codes, refresh tokens, keys). */
   next?: () => { headers?: Record<string, string>; body?: string };
+  /**
+   * The answer every request must get, when it is not a 2xx (a device's poll is answered 400
+   * authorization_pending): any other status, or a body `body` refuses, counts as failed.
+   */
+  expect?: { status: number; body: (body: string) => boolean };
 }
 
 /** One autocannon run of `seconds`. */
@@ -136,6 +141,12 @@ export async function load(url: string, options: LoadOptions, seconds: number): 
     method: options.method ?? 'GET',
     connections: options.connections ?? 32,
     duration: seconds,
+    ...(options.expect
+      ? {
+          verifyBody: (body: string | Buffer | undefined) =>
+            options.expect?.body(String(body ?? '')) === true,
+        }
+      : {}),
     requests: [
       {
         setupRequest: (request) => {
@@ -145,6 +156,16 @@ export async function load(url: string, options: LoadOptions, seconds: number): 
       },
     ],
   });
+}
+
+/**
+ * The requests of a run that failed: not answered (errors), or answered otherwise than expected
+ * (any status but a 2xx; with `expect`, any status but its own, or a body it refuses).
+ */
+export function failedRequests(result: autocannon.Result, expected?: LoadOptions['expect']): number {
+  if (!expected) return result.non2xx + result.errors;
+  const answered = result.statusCodeStats?.[`${expected.status}`]?.count ?? 0;
+  return result.requests.total - answered + result.mismatches + result.errors;
 }
 
 /** Which process a scenario loads. */
@@ -246,7 +267,7 @@ export async function measureRounds(
       requestsPerSecond: Math.round(middle.requests.average),
       p50Ms: middle.latency.p50,
       p99Ms: middle.latency.p99,
-      non2xx: runs.reduce((sum, run) => sum + run.result.non2xx + run.result.errors, 0),
+      non2xx: runs.reduce((sum, run) => sum + failedRequests(run.result, scenario.options.expect), 0),
       runs: runs.map((run) => Math.round(run.result.requests.average)),
       cpuMicrosPerRequest: cpus.length > 0 ? Math.round(median(cpus)) : null,
       postgresCpuMicrosPerRequest: postgres.length > 0 ? Math.round(median(postgres)) : null,

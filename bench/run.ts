@@ -16,13 +16,16 @@
  * sustained charges (bench/sustained.ts), over BENCH_SUSTAINED_USERS wallets (default 3000), with
  * the ledger first filled in bulk so that the run takes it past 1,000,000 entries
  * (BENCH_SUSTAINED_PREFILL=<entries> sets how many are written in bulk instead).
- * BENCH_ONLY=<part>: only the parts whose name contains it (startup, compare, flow, signin, wallet,
- * sustained, search, pglite); `BENCH_ONLY=startup` alone keeps the other results of
+ * BENCH_ONLY=<part>: only the parts whose name contains it (startup, compare, device, flow, signin,
+ * wallet, sustained, search, pglite); `BENCH_ONLY=startup` alone keeps the other results of
  * bench/results.json and replaces its start-up section. BENCH_STARTUP_RUNS (default 7) sets how
  * many times each start-up scenario runs (bench/startup.ts).
  * BENCH_ONLY=scale (and only it; never in the default run): search at BENCH_SCALE_USERS users
  * (default 10,000,000; bench/scale.ts), merged into bench/results.json like `BENCH_ONLY=startup`;
  * a default run keeps the last one.
+ * BENCH_DEVICE_CODES (default 100,000; 10,000 in the smoke run): the devices waiting at once in
+ * the device_code poll scenario (bench/device.ts), each polling no sooner than its 5-second interval
+ * as long as the service answers fewer than a fifth of that many polls a second.
  * BENCH_PROFILE=1: a V8 CPU profile of the service in bench/profiles/.
  * BENCH_PORT (default 3900): the first of the four ports the servers listen on.
  * WAL per request (PostgreSQL's pg_stat_wal and insert position, cluster-wide) is measured around
@@ -49,6 +52,7 @@ import { projectRoot } from '../src/lib/paths.js';
 import { verifyLedger } from '../src/modules/wallet/wallet.service.js';
 import type { CookieJar } from '../test/helpers/cookie-jar.js';
 import { compareScenarios } from './compare.js';
+import { deviceScenario } from './device.js';
 import { authorizeFlow, closedLoop, type LoopResult, percentile, signIn } from './flows.js';
 import {
   hasTaskset,
@@ -95,7 +99,8 @@ const SCALE_USERS = Number(process.env.BENCH_SCALE_USERS ?? 10_000_000);
 const ONLY = process.env.BENCH_ONLY;
 const runs = (part: string) => !ONLY || part.includes(ONLY);
 /** The parts of the default run (start-up aside, which may run alone). */
-const PARTS = ['compare', 'flow', 'signin', 'wallet', 'sustained', 'search', 'pglite'];
+const PARTS = ['compare', 'device', 'flow', 'signin', 'wallet', 'sustained', 'search', 'pglite'];
+const DEVICE_CODES = Number(process.env.BENCH_DEVICE_CODES ?? (SMOKE ? 10_000 : 100_000));
 const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? (SMOKE ? 1 : 7));
 const settings = { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS };
 /**
@@ -312,6 +317,12 @@ async function main(): Promise<void> {
     await stop(provider);
 
     await settle(database.db);
+    if (runs('device')) {
+      // Seeded now: a device's request lives 10 minutes.
+      const polls = await deviceScenario(database.db, ctx, { base: idpBase, pid: idp.pid }, DEVICE_CODES);
+      results.measurements.push(...(await measureRounds([polls], settings, sample, wal)));
+      await settle(database.db);
+    }
     if (runs('flow')) {
       const jars = await Promise.all(
         Array.from({ length: FLOW_WORKERS }, (_, i) =>

@@ -3,6 +3,7 @@
  * each missed target where the time goes in that run. Costs are per request and all from one run:
  * the service's CPU against a baseline's (the bare route, oidc-provider) measured in the same rounds.
  */
+import { DEVICE_POLL_SCENARIO } from './device.js';
 import { type Measurement, roundRatio } from './harness.js';
 import type { BenchResults } from './results.js';
 import { judgeScale } from './scale.js';
@@ -137,6 +138,18 @@ export function judgeTargets(json: BenchResults): TargetVerdict[] {
     1.5,
     total,
   );
+
+  const polls = find(json, 'idp', DEVICE_POLL_SCENARIO);
+  if (polls) {
+    const cpu = polls.cpuMicrosPerRequest;
+    verdicts.push({
+      target: `${DEVICE_POLL_SCENARIO}: the service's CPU per answer < 100 µs`,
+      topic: 'device_code poll',
+      measured: cpu === null ? NOT_MEASURED : `${cpu} µs`,
+      pass: cpu !== null && cpu < 100 && polls.non2xx === 0,
+      costs: [costOf(polls)],
+    });
+  }
 
   const signIns = json.flows.find((flow) => flow.scenario.startsWith('password sign-in'));
   if (signIns) {
