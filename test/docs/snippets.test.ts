@@ -75,6 +75,7 @@ describe('the folder the guide makes', () => {
     }
     expect([...snippetBlocks(guide).keys()].sort()).toEqual([
       'authjs',
+      'device',
       'oauth4webapi',
       'openid-client',
       'passport',
