@@ -31,7 +31,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     redeemed_at timestamptz
   )`.execute(db);
   await sql`create index device_codes_expiry_idx on device_codes (expires_at)`.execute(db);
-  await sql`create index device_codes_user_idx on device_codes (user_id) where user_id is not null`.execute(db);
+  await sql`create index device_codes_user_idx on device_codes (user_id) where user_id is not null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
