@@ -25,7 +25,7 @@ import { createLogger } from './http/logger.js';
 import { installMetrics, type PoolStats } from './http/metrics.js';
 import { openApiOptions } from './http/openapi.js';
 import { installRateLimits } from './http/rate-limit.js';
-import { RequestLogController } from './http/request-log.js';
+import { answeredError, RequestLogController } from './http/request-log.js';
 import { RouteRegistry } from './http/route-registry.js';
 import { installSecurityHeaders } from './http/security-headers.js';
 import { responseSerializerCompiler } from './http/serializer.js';
@@ -86,6 +86,9 @@ function requestTimeouts(timeoutMs: number) {
 }
 
 /** Builds the application without listening: the server and every test use this. */
+/** RFC 8628 §3.5: a waiting device's answers revoke nothing, and a device polls every few seconds. */
+const POLLING_ANSWERS: ReadonlySet<string> = new Set(['authorization_pending', 'slow_down', 'expired_token']);
+
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const ctx: Context = {
     config: options.config,
@@ -159,7 +162,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // Synchronous (with `done`): it runs on every request, and only a revoking one waits.
     app.addHook('onSend', (request, reply, payload, done) => {
       const revokes = request.routeOptions.config?.revokes;
-      if (revokes === true || (revokes === 'refused' && reply.statusCode >= 400 && reply.statusCode < 500)) {
+      const refused =
+        revokes === 'refused' &&
+        reply.statusCode >= 400 &&
+        reply.statusCode < 500 &&
+        !POLLING_ANSWERS.has(answeredError(request)?.error ?? '');
+      if (revokes === true || refused) {
         changes.sync(options.db).then(() => done(null, payload), done);
         return;
       }

@@ -80,26 +80,24 @@ export async function checkUserCode(
 }
 
 /**
- * The person's decision on a device's request: allowed (the consent remembered, with the scopes
+ * The person's decision on a device's request, found by checkUserCode (the decision's form carries
+ * the code again, so it passes the same limits): allowed (the consent remembered, with the scopes
  * allowed before), or denied; recorded with how they had signed in, for the id_token. False when it
- * was decided already or expired.
+ * was decided already or expired meanwhile.
  */
 export async function decideDeviceRequest(
   db: Kysely<Database>,
   ctx: Context,
   input: {
     userId: number;
-    typed: string;
+    request: DeviceRequest;
     allow: boolean;
     session: { authTime: Date; amr: readonly string[]; sid: string | null };
     ip: string | null;
   },
 ): Promise<{ ok: true; client: Client } | { ok: false }> {
   const now = ctx.clock.now();
-  const normalised = normalizeUserCode(input.typed);
-  const code = normalised ? await findPendingDeviceCode(db, hashSecret(normalised), now) : undefined;
-  const client = code && (await findClientById(db, code.clientPk));
-  if (!code || !client || client.disabledAt !== null) return { ok: false };
+  const { code, client } = input.request;
   return inTransaction(db, async (trx) => {
     if (input.allow) {
       const before = (await findConsent(trx, input.userId, client.id))?.scopes ?? [];

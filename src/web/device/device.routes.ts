@@ -142,10 +142,19 @@ export const deviceRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
     async (request, reply) => {
       const session = await sessionOrSignIn(request, reply, deps);
       if (!session) return reply;
+      // The code again, through the same limits as the page's first step.
+      const typed = (request.body.user_code ?? '').trim();
+      const check = await checkUserCode(db, ctx, {
+        userId: session.userId,
+        typed,
+        trustedSource: trustedBrowser(request),
+        ip: request.ip,
+      });
+      if (!check.ok) return renderEntry(request, reply, deps, { code: typed, problem: check.problem });
       const allow = request.body.decision === 'allow';
       const decided = await decideDeviceRequest(db, ctx, {
         userId: session.userId,
-        typed: request.body.user_code ?? '',
+        request: check.request,
         allow,
         session: { authTime: session.authTime, amr: session.amr, sid: session.sid },
         ip: request.ip,

@@ -223,6 +223,14 @@ describe('/device', () => {
       last = res.statusCode;
     }
     expect(last).toBe(429);
+    // The decision's form takes the code through the same limits: no way around them.
+    const entry = await browser.get('/device');
+    const direct = await browser.post('/device/decision', {
+      ...hiddenFields(entry.body, '/device'),
+      user_code,
+      decision: 'allow',
+    });
+    expect(direct.statusCode).toBe(429);
     // Past the budget even the right code is not looked up.
     const right = await browser.submit('/device', '/device', { user_code });
     expect(right.statusCode).toBe(429);
