@@ -60,7 +60,9 @@ describe('the API reference in docs/api.md', () => {
     );
     const token = section('### `POST /api/v1/oauth/token`');
     expect(token).toContain('Body (`application/x-www-form-urlencoded`)');
-    expect(token).toContain('| `grant_type` | `"authorization_code"` \\| `"refresh_token"` | yes |');
+    expect(token).toContain(
+      '| `grant_type` | `"authorization_code"` \\| `"refresh_token"` \\| `"urn:ietf:params:oauth:grant-type:device_code"` | yes |',
+    );
     expect(token).toContain('| `access_token` | string | yes |');
     expect(section('### `GET /api/v1/me`')).toContain('"preferred_username": "alice"');
   });

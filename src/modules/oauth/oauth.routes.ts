@@ -88,7 +88,7 @@ export const oauthRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       config: {
         revokes: 'refused',
         auth: 'client',
-        description: 'OAuth 2.0 token endpoint (authorization_code, refresh_token)',
+        description: 'OAuth 2.0 token endpoint (authorization_code, refresh_token, RFC 8628 device_code)',
       },
     },
     async (request, reply) => {

@@ -29,7 +29,12 @@ describe('GET /.well-known/openid-configuration', () => {
       scopes_supported: ['openid', 'profile', 'email', 'verified', 'wallet', 'offline_access'],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: [
+        'authorization_code',
+        'refresh_token',
+        'urn:ietf:params:oauth:grant-type:device_code',
+      ],
+      device_authorization_endpoint: `${ISSUER}/api/v1/oauth/device_authorization`,
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'ES256', 'EdDSA'],
       // `none`: a public client sends its client_id alone (RFC 7591 section 2).
