@@ -3,13 +3,13 @@ import { randomInt } from 'node:crypto';
 /*
  * RFC 8628 §6.1: a user code easy to type and hard to guess. Twenty consonants (no vowels, so no
  * words; none of the look-alikes 0/O, 1/I/L, 5/S… since there are no digits and no A, E, I, O, U,
- * Y), eight of them shown as XXXX-XXXX: 20^8 ≈ 2^34.6 codes, against a guess budget of a few
+ * Y), eight of them shown in two groups of four (BCDF-GHJK): 20^8 ≈ 2^34.6 codes, against a guess budget of a few
  * hundred per minute for the whole service and a code life of 10 minutes.
  */
 const ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 const LENGTH = 8;
 
-/** A new user code, `XXXX-XXXX`. */
+/** A new user code, two groups of four letters (`BCDF-GHJK`). */
 export function generateUserCode(): string {
   let code = '';
   for (let i = 0; i < LENGTH; i++) code += ALPHABET[randomInt(ALPHABET.length)];
@@ -28,7 +28,7 @@ export function normalizeUserCode(typed: string): string | null {
   return letters;
 }
 
-/** `XXXX-XXXX` of a normalised code, as the pages show it. */
+/** A normalised code in its two groups of four, as the pages show it. */
 export function formatUserCode(normalised: string): string {
   return `${normalised.slice(0, 4)}-${normalised.slice(4)}`;
 }

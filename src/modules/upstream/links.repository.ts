@@ -118,16 +118,13 @@ export async function listLinksOfUser(db: Kysely<Database>, userId: number): Pro
 }
 
 /** Removes one of the account's links; false when it has no such link. */
-export async function deleteLink(
-  db: Kysely<Database>,
-  userId: number,
-  linkId: number,
-): Promise<UpstreamLink | undefined> {
-  const links = await listLinksOfUser(db, userId);
-  const link = links.find((each) => each.id === linkId);
-  if (!link) return undefined;
-  await db.deleteFrom('upstream_links').where('id', '=', linkId).where('user_id', '=', userId).execute();
-  return link;
+export async function deleteLink(db: Kysely<Database>, userId: number, linkId: number): Promise<boolean> {
+  const result = await db
+    .deleteFrom('upstream_links')
+    .where('id', '=', linkId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
 }
 
 /** Removes every link of the account (its deletion). */

@@ -46,14 +46,14 @@ export async function unlinkProvider(
     const user = await lockUserById(trx, input.userId);
     if (!user) throw new NotFound('no such account');
     const links = await listLinksOfUser(trx, user.id);
-    if (!links.some((link) => link.id === input.linkId)) throw new NotFound('no such link');
+    const removed = links.find((link) => link.id === input.linkId);
+    if (!removed) throw new NotFound('no such link');
     // Only a link whose provider is enabled is a way in.
     const otherLink = links.some((link) => link.id !== input.linkId && link.providerEnabled);
     const otherWay =
       otherLink || (await hasOwnPassword(trx, user.username)) || (await hasPasskey(trx, user.id));
     if (!otherWay) throw new LastWayToSignIn();
-    const removed = await deleteLink(trx, user.id, input.linkId);
-    if (!removed) throw new NotFound('no such link');
+    await deleteLink(trx, user.id, input.linkId);
     await recordAudit(trx, {
       at: ctx.clock.now(),
       actor: `user:${user.id}`,
