@@ -125,6 +125,8 @@ export interface LoadOptions {
   method?: 'GET' | 'POST';
   /** Concurrent connections; default 32. */
   connections?: number;
+  /** Sends this many requests and stops, instead of running for the given seconds. */
+  amount?: number;
   /** Gives each request its headers and body (for values used once: codes, refresh tokens, keys). */
   next?: () => { headers?: Record<string, string>; body?: string };
   /**
@@ -141,6 +143,7 @@ export async function load(url: string, options: LoadOptions, seconds: number): 
     method: options.method ?? 'GET',
     connections: options.connections ?? 32,
     duration: seconds,
+    ...(options.amount !== undefined ? { amount: options.amount } : {}),
     ...(options.expect
       ? {
           verifyBody: (body: string | Buffer | undefined) =>

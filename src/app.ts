@@ -31,6 +31,7 @@ import { installSecurityHeaders } from './http/security-headers.js';
 import { responseSerializerCompiler } from './http/serializer.js';
 import { type Clock, systemClock } from './lib/clock.js';
 import { viewsDir } from './lib/paths.js';
+import type { DevicePollCache } from './modules/device/device-poll-cache.js';
 import { RedisDpopReplayStore } from './modules/dpop/dpop-replay-store.js';
 import { mobileRoutes } from './modules/mobile/mobile.routes.js';
 import type { ClientCache } from './modules/oauth/client-cache.js';
@@ -61,6 +62,7 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger;
   tokenCache?: AccessTokenCache;
   clientCache?: ClientCache;
+  devicePollCache?: DevicePollCache;
   changes?: ChangeSync;
   /** The PostgreSQL pool's connections, for the metrics. */
   poolStats?: () => PoolStats;
@@ -95,6 +97,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     clock: options.clock ?? systemClock,
     ...(options.tokenCache ? { tokenCache: options.tokenCache } : {}),
     ...(options.clientCache ? { clientCache: options.clientCache } : {}),
+    ...(options.devicePollCache ? { devicePollCache: options.devicePollCache } : {}),
   };
   const deps: Deps = { db: options.db, ctx };
   const app = Fastify({

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Database } from './db/schema.js';
 import type { Clock } from './lib/clock.js';
+import type { DevicePollCache } from './modules/device/device-poll-cache.js';
 import type { DpopReplayStore } from './modules/dpop/dpop-replay-store.js';
 import type { ClientCache } from './modules/oauth/client-cache.js';
 import type { AccessTokenCache } from './modules/oidc/token-cache.js';
@@ -18,6 +19,8 @@ export interface Context {
   tokenCache?: AccessTokenCache;
   /** Registered clients kept in the process; absent: every lookup asks the database. */
   clientCache?: ClientCache;
+  /** Waiting devices' pending requests kept in the process; absent: every poll asks the database. */
+  devicePollCache?: DevicePollCache;
   /** Used DPoP proofs in Redis (REDIS_URL); absent: in the database (RFC 9449 §11.1). */
   dpopReplayStore?: DpopReplayStore;
 }

@@ -10,6 +10,7 @@ import { closeQuietConnectionsOnDrain } from './http/drain.js';
 import { describeListenError, portProblem } from './http/listen-port.js';
 import { createLogger } from './http/logger.js';
 import { systemClock } from './lib/clock.js';
+import { DEVICE_POLL_CACHE_MAX_ENTRIES, DevicePollCache } from './modules/device/device-poll-cache.js';
 import { ClientCache } from './modules/oauth/client-cache.js';
 import { ensureSigningKeys } from './modules/oidc/keys.service.js';
 import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './modules/oidc/token-cache.js';
@@ -112,8 +113,9 @@ async function main(): Promise<void> {
     maxEntries: TOKEN_CACHE_MAX_ENTRIES,
   });
   const clientCache = new ClientCache({ maxAgeMs: CACHE_MAX_AGE_MS, maxEntries: 10_000 });
+  const devicePollCache = new DevicePollCache({ maxEntries: DEVICE_POLL_CACHE_MAX_ENTRIES });
   const changes = new ChangeSync();
-  cleanups.push(await listenForChanges(database.listen, [tokenCache, clientCache, changes]));
+  cleanups.push(await listenForChanges(database.listen, [tokenCache, clientCache, devicePollCache, changes]));
   // Read while the app is built, so that the hint follows the "listening" line at once.
   const firstRun = hasNoClient(database.db);
   firstRun.catch(() => undefined); // awaited below
@@ -125,6 +127,7 @@ async function main(): Promise<void> {
     logger,
     tokenCache,
     clientCache,
+    devicePollCache,
     changes,
     ...(database.poolStats ? { poolStats: database.poolStats } : {}),
   });

@@ -8,7 +8,10 @@ export const CHANGES_CHANNEL = 'idp_token_events';
 
 /** Something kept in memory that must forget what the database says changed. */
 export interface ChangeListener {
-  /** One announcement: `t:<token hash>`, `g:<grant id>`, `u:<user id>`, `c:<client id>`, or a sync marker `s:…`. */
+  /**
+   * One announcement: `t:<token hash>`, `g:<grant id>`, `u:<user id>`, `c:<client id>`,
+   * `d:<device request id>`, or a sync marker `s:…`.
+   */
   handle(payload: string): void;
   /** Whether announcements arrive; while they do not, nothing may be kept. */
   setListening(listening: boolean): void;

@@ -15,6 +15,12 @@ export interface ApiErrorOptions {
    * (src/modules/client-activity): never a secret, a code or a token.
    */
   receivedValues?: Readonly<Record<string, string | readonly string[]>>;
+  /**
+   * No stack trace: for answers the protocol expects thousands of times a second (a waiting
+   * device's polls), where capturing one costs more than the rest of the answer. Never for an
+   * error a developer may have to trace.
+   */
+  withoutStack?: boolean;
 }
 
 /**
@@ -51,7 +57,10 @@ export class ApiError extends Error {
 
   constructor(status: number, error: string, description: string, options: ApiErrorOptions = {}) {
     const text = oauthErrorText(description);
+    const stackTraceLimit = Error.stackTraceLimit;
+    if (options.withoutStack) Error.stackTraceLimit = 0;
     super(text, { cause: options.cause });
+    Error.stackTraceLimit = stackTraceLimit;
     this.name = 'ApiError';
     this.status = status;
     this.error = oauthErrorText(error);
@@ -108,8 +117,11 @@ export const AuthorizationPending = errorClass(
   400,
   'authorization_pending',
   'The user has not yet allowed or denied the request; poll again after the interval.',
+  { withoutStack: true },
 );
-export const SlowDown = errorClass(400, 'slow_down', 'Polling too fast; the interval grew by 5 seconds.');
+export const SlowDown = errorClass(400, 'slow_down', 'Polling too fast; the interval grew by 5 seconds.', {
+  withoutStack: true,
+});
 /** RFC 8628 §3.5 `access_denied`: the user denied the request (400, as every token endpoint error). */
 export const DeviceAccessDenied = errorClass(400, 'access_denied', 'The user denied the request.');
 export const ExpiredToken = errorClass(

@@ -3,6 +3,10 @@ import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
 import { ChangeSync, listenForChanges } from '../../src/db/change-feed.js';
 import { type Clock, fixedClock } from '../../src/lib/clock.js';
+import {
+  DEVICE_POLL_CACHE_MAX_ENTRIES,
+  DevicePollCache,
+} from '../../src/modules/device/device-poll-cache.js';
 import { ClientCache } from '../../src/modules/oauth/client-cache.js';
 import {
   AccessTokenCache,
@@ -52,6 +56,7 @@ export async function createTestApp(
     database?: TestDatabase;
     tokenCache?: AccessTokenCache;
     clientCache?: ClientCache;
+    devicePollCache?: DevicePollCache;
     logger?: FastifyBaseLogger;
   } = {},
 ): Promise<TestApp> {
@@ -65,10 +70,13 @@ export async function createTestApp(
     new AccessTokenCache({ maxAgeMs: CACHE_MAX_AGE_MS, maxEntries: TOKEN_CACHE_MAX_ENTRIES });
   const clientCache =
     options.clientCache ?? new ClientCache({ maxAgeMs: CACHE_MAX_AGE_MS, maxEntries: 10_000 });
+  const devicePollCache =
+    options.devicePollCache ?? new DevicePollCache({ maxEntries: DEVICE_POLL_CACHE_MAX_ENTRIES });
   const changes = new ChangeSync();
   const fed = [
     ...(options.tokenCache ? [] : [tokenCache]),
     ...(options.clientCache ? [] : [clientCache]),
+    ...(options.devicePollCache ? [] : [devicePollCache]),
     changes,
   ];
   const stopListening = await listenForChanges(database.listen, fed);
@@ -78,6 +86,7 @@ export async function createTestApp(
     clock: options.clock ?? clock,
     tokenCache,
     clientCache,
+    devicePollCache,
     changes,
     ...(options.logger ? { logger: options.logger } : {}),
   });

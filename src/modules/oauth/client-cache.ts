@@ -38,7 +38,8 @@ export class ClientCache implements ChangeListener {
   }
 
   handle(payload: string): void {
-    if (payload.startsWith('s:')) return; // a sync marker (ChangeSync): no change
+    // A sync marker (ChangeSync) or a device request (`d:`, the device poll cache's): no client changed.
+    if (payload.startsWith('s:') || payload.startsWith('d:')) return;
     this.version++;
     if (payload.startsWith('c:')) {
       const clientId = this.byPk.get(Number(payload.slice(2)));

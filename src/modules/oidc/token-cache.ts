@@ -82,7 +82,8 @@ export class AccessTokenCache implements ChangeListener {
   /** Applies one announcement: `t:<hash>`, `g:<grant id>`, `u:<user id>` or `c:<client id>`. */
   handle(payload: string): void {
     const kind = payload.slice(0, 2);
-    if (kind === 's:') return; // a sync marker (ChangeSync): no change
+    // A sync marker (ChangeSync) or a device request (`d:`, the device poll cache's): no token changed.
+    if (kind === 's:' || kind === 'd:') return;
     this.version++;
     const key = payload.slice(2);
     if (kind === 't:') this.delete(key);

@@ -136,6 +136,9 @@ export const deviceRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
         csrf: true,
         rateLimit: 'signin',
         switchBase: () => DEVICE_PATH,
+        // The decision ends the request's pending state kept in memory (DevicePollCache): this
+        // instance's next poll of it must see the decision.
+        revokes: true,
       },
       schema: { body: decisionBody },
     },

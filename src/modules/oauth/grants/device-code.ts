@@ -1,5 +1,6 @@
 import { inTransaction } from '../../../db/transaction.js';
 import {
+  type ApiError,
   AuthorizationPending,
   DeviceAccessDenied,
   ExpiredToken,
@@ -19,11 +20,16 @@ import type { Grant } from './grant.js';
 /** RFC 8628 §3.4: the grant type a device polls the token endpoint with. */
 export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 
+function slowDown(intervalSeconds: number): ApiError {
+  return new SlowDown(`Polling too fast: poll at most every ${intervalSeconds} seconds from now on.`);
+}
+
 /**
- * RFC 8628 §3.4–3.5: a device polling with its device code. Each poll is one statement until the
- * person decides: `authorization_pending`, or `slow_down` (the interval grown by 5 seconds) when the
- * device came back sooner than the interval; then `access_denied`, or the tokens once, as the code
- * flow issues them (refresh token with offline_access, id_token with openid, DPoP-bound with a proof).
+ * RFC 8628 §3.4–3.5: a device polling with its device code. Until the person decides it is told
+ * `authorization_pending`, or `slow_down` (the interval grown by 5 seconds) when it came back sooner
+ * than the interval: from memory once this instance has seen the request pending, by one statement
+ * otherwise. Then `access_denied`, or the tokens once, as the code flow issues them (refresh token
+ * with offline_access, id_token with openid, DPoP-bound with a proof).
  */
 export const deviceCode: Grant = {
   grantType: DEVICE_CODE_GRANT_TYPE,
@@ -34,11 +40,13 @@ export const deviceCode: Grant = {
         'This client is not registered for the device authorization grant (RFC 8628).',
       );
     const now = ctx.clock.now();
-    const polled = await pollDeviceCode(db, {
-      deviceCodeHash: hashSecret(params.device_code as string),
-      clientPk: client.id,
-      now,
-    });
+    const deviceCodeHash = hashSecret(params.device_code as string);
+    const cache = ctx.devicePollCache;
+    const remembered = cache?.poll(deviceCodeHash, client.id, now.getTime());
+    if (remembered?.slowDown) throw slowDown(remembered.intervalSeconds);
+    if (remembered) throw new AuthorizationPending();
+    const readVersion = cache?.readVersion ?? 0;
+    const polled = await pollDeviceCode(db, { deviceCodeHash, clientPk: client.id, now });
     if (!polled) throw new InvalidGrant('The device_code is invalid.');
     if (polled.redeemedAt !== null) throw new InvalidGrant('The device_code was already used.');
     if (polled.expiresAt.getTime() <= now.getTime()) throw new ExpiredToken();
@@ -47,10 +55,18 @@ export const deviceCode: Grant = {
       const tooSoon =
         polled.previousPollAt !== null &&
         now.getTime() - polled.previousPollAt.getTime() < polled.previousInterval * 1000;
-      if (tooSoon)
-        throw new SlowDown(
-          `Polling too fast: poll at most every ${polled.intervalSeconds} seconds from now on.`,
-        );
+      cache?.set(
+        deviceCodeHash,
+        {
+          id: polled.id,
+          clientPk: client.id,
+          expiresAt: polled.expiresAt.getTime(),
+          intervalSeconds: polled.intervalSeconds,
+          lastPollAt: now.getTime(),
+        },
+        readVersion,
+      );
+      if (tooSoon) throw slowDown(polled.intervalSeconds);
       throw new AuthorizationPending();
     }
     const signer = await currentSigner(db, ctx, client.idTokenAlg);
