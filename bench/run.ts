@@ -23,9 +23,10 @@
  * BENCH_ONLY=scale (and only it; never in the default run): search at BENCH_SCALE_USERS users
  * (default 10,000,000; bench/scale.ts), merged into bench/results.json like `BENCH_ONLY=startup`;
  * a default run keeps the last one.
- * BENCH_DEVICE_CODES (default 100,000; 10,000 in the smoke run): the devices waiting at once in
+ * BENCH_DEVICE_CODES (default 100,000; 20,000 in the smoke run): the devices waiting at once in
  * the device_code poll scenario (bench/device.ts), each polling no sooner than its 5-second interval
- * as long as the service answers fewer than a fifth of that many polls a second.
+ * as long as the service answers fewer than a fifth of that many polls a second (every code is
+ * polled once first, and the runs start an interval later).
  * BENCH_PROFILE=1: a V8 CPU profile of the service in bench/profiles/.
  * BENCH_PORT (default 3900): the first of the four ports the servers listen on.
  * WAL per request (PostgreSQL's pg_stat_wal and insert position, cluster-wide) is measured around
@@ -100,7 +101,7 @@ const ONLY = process.env.BENCH_ONLY;
 const runs = (part: string) => !ONLY || part.includes(ONLY);
 /** The parts of the default run (start-up aside, which may run alone). */
 const PARTS = ['compare', 'device', 'flow', 'signin', 'wallet', 'sustained', 'search', 'pglite'];
-const DEVICE_CODES = Number(process.env.BENCH_DEVICE_CODES ?? (SMOKE ? 10_000 : 100_000));
+const DEVICE_CODES = Number(process.env.BENCH_DEVICE_CODES ?? (SMOKE ? 20_000 : 100_000));
 const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? (SMOKE ? 1 : 7));
 const settings = { seconds: SECONDS, warmupSeconds: WARMUP, runs: RUNS };
 /**
