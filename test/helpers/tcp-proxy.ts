@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 
 /**
@@ -63,11 +64,41 @@ export class TcpProxy {
   }
 }
 
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
+/** The first port of the kernel's ephemeral range (Linux's default is 32768). */
+function ephemeralRangeStart(): number {
+  try {
+    const first = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    return Number.isInteger(first) && first > 2048 ? first : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+async function canListen(port: number): Promise<number | undefined> {
   const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as net.AddressInfo;
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (!bound) return undefined;
+  const { port: taken } = server.address() as net.AddressInfo;
   await new Promise((resolve) => server.close(resolve));
-  return port;
+  return taken;
+}
+
+/**
+ * A free TCP port on 127.0.0.1, below the kernel's ephemeral range: a port the kernel hands out
+ * (listen(0), an outgoing connection) may be taken by another test file between this call and the
+ * caller's listen, which for a server started after `npm ci` is tens of seconds.
+ */
+export async function freePort(): Promise<number> {
+  const below = ephemeralRangeStart();
+  const lowest = Math.max(1024, below - 12_000);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await canListen(lowest + Math.floor(Math.random() * (below - lowest)));
+    if (port !== undefined) return port;
+  }
+  return (await canListen(0)) as number;
 }
