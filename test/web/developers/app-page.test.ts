@@ -340,4 +340,22 @@ describe('registration tokens on the list page', () => {
     expect(textOf(after.body)).toContain('The token was revoked.');
     expect(textOf(after.body)).toContain('No token of yours registers now.');
   });
+
+  it('registers through RFC 7591 an application the account then finds in the portal', async () => {
+    const { browser } = await signedIn(t);
+    const made = await browser.submit('/developers', '/developers/tokens', { uses: '1' });
+    const token = shownValue(made.body, 'registration-token');
+    const registered = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/oauth/register',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { client_uri: 'https://scripted.example', redirect_uris: ['https://scripted.example/cb'] },
+    });
+    expect(registered.statusCode, registered.body).toBe(201);
+    const clientId = (registered.json() as { client_id: string }).client_id;
+    const list = await browser.get('/developers');
+    expect(list.body).toContain(clientId);
+    expect(textOf(list.body)).toContain('scripted.example');
+    expect((await browser.get(page(clientId))).statusCode).toBe(200);
+  });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findClientByClientId } from '../../../src/modules/clients/clients.repository.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
 import { usingPostgres } from '../../helpers/database.js';
@@ -79,6 +80,58 @@ describe(`the developer portal on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, (
     expect(page.statusCode).toBe(200);
     expect(page.body).not.toContain(secret);
     expect(textOf(page.body)).toContain(`…${secret.slice(-4)}`);
+  });
+
+  it('creates an application with every setting its form offers, and edits each of them', async () => {
+    const { browser } = await signedIn(t);
+    const every = {
+      ...validApp,
+      logo_uri: 'https://books.example/logo.png',
+      post_logout_redirect_uris: 'https://books.example/bye\nhttps://books.example/bye2',
+      backchannel_logout_uri: 'https://books.example/backchannel',
+      id_token_alg: 'ES256',
+      require_dpop: '1',
+      require_par: '1',
+    };
+    const { clientId } = await createApp(browser, every);
+    expect(await findClientByClientId(t.database.db, clientId)).toMatchObject({
+      name: 'Book Shop',
+      siteUrl: 'https://books.example',
+      redirectUris: ['https://books.example/cb', 'https://books.example/cb2'],
+      logoUri: 'https://books.example/logo.png',
+      postLogoutRedirectUris: ['https://books.example/bye', 'https://books.example/bye2'],
+      backchannelLogoutUri: 'https://books.example/backchannel',
+      idTokenAlg: 'ES256',
+      requireDpop: true,
+      requirePar: true,
+      isPublic: false,
+    });
+    const page = `/developers/apps/${clientId}`;
+    const shown = await browser.get(page);
+    expect(shown.body).toContain('value="https://books.example/logo.png"');
+    expect(shown.body).toMatch(/<option value="ES256" selected>/);
+    expect(shown.body).toMatch(/id="requireDpop"[^>]*checked/);
+
+    const edited = await browser.submit(page, page, {
+      ...validApp,
+      site_url: 'https://shop.example',
+      redirect_uris: 'https://shop.example/cb',
+      logo_uri: 'https://shop.example/logo.png',
+      post_logout_redirect_uris: 'https://shop.example/bye',
+      backchannel_logout_uri: '',
+      id_token_alg: 'EdDSA',
+    });
+    expect(edited.headers.location).toBe(`${page}?done=updated`);
+    expect(await findClientByClientId(t.database.db, clientId)).toMatchObject({
+      siteUrl: 'https://shop.example',
+      redirectUris: ['https://shop.example/cb'],
+      logoUri: 'https://shop.example/logo.png',
+      postLogoutRedirectUris: ['https://shop.example/bye'],
+      backchannelLogoutUri: null,
+      idTokenAlg: 'EdDSA',
+      requireDpop: false,
+      requirePar: false,
+    });
   });
 
   it('creates a public client without a secret', async () => {
