@@ -139,7 +139,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   installDpopNonce(app, ctx);
   // RFC 9449 §11.1: with several instances sharing Redis, used DPoP proofs are kept there.
   if (options.config.REDIS_URL) {
-    const store = await RedisDpopReplayStore.connect(options.config.REDIS_URL, app.log);
+    const store = await RedisDpopReplayStore.connect(
+      options.config.REDIS_URL,
+      app.log,
+      options.config.REDIS_KEY_PREFIX,
+    );
     ctx.dpopReplayStore = store;
     app.addHook('onClose', (_instance, done) => {
       store.close();

@@ -95,6 +95,11 @@ export const settings = {
     .describe(
       'Shared rate-limit store when several instances run; also where used DPoP proofs are remembered (else the database).',
     ),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:._-]{1,64}$/, 'must be 1 to 64 letters, digits or : . _ -')
+    .default('idp:')
+    .describe('Prefix of every key in Redis, so that deployments sharing one Redis keep their counts apart.'),
   COOKIE_SECRET: z
     .string()
     .min(32, 'must be at least 32 characters')

@@ -97,7 +97,8 @@ export class RedisCounterStore implements CounterStore {
   constructor(
     private readonly redis: Redis,
     private readonly log: FastifyBaseLogger,
-    private readonly prefix = 'idp:rate:',
+    /** Where the counters live: REDIS_KEY_PREFIX, then `rate:`. */
+    private readonly prefix: string,
   ) {
     redis.defineCommand('idpRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     redis.defineCommand('idpRatePeek', { numberOfKeys: 1, lua: PEEK_SCRIPT });
@@ -105,7 +106,7 @@ export class RedisCounterStore implements CounterStore {
   }
 
   /** Connects; a Redis that is down at startup leaves the limits off until it is back. */
-  static async connect(url: string, log: FastifyBaseLogger): Promise<RedisCounterStore> {
+  static async connect(url: string, log: FastifyBaseLogger, keyPrefix: string): Promise<RedisCounterStore> {
     // Loaded only with REDIS_URL: most instances never need the client's modules at start-up.
     const { Redis } = await import('ioredis');
     const redis = new Redis(url, {
@@ -114,7 +115,7 @@ export class RedisCounterStore implements CounterStore {
       enableOfflineQueue: false,
       lazyConnect: true,
     });
-    const store = new RedisCounterStore(redis, log);
+    const store = new RedisCounterStore(redis, log, `${keyPrefix}rate:`);
     await redis.connect().catch((error: unknown) => store.warn(error));
     return store;
   }

@@ -129,7 +129,7 @@ export async function installRateLimits(app: FastifyInstance, config: Config): P
   if (all.every((limits) => limits.length === 0)) return;
 
   const store: CounterStore = config.REDIS_URL
-    ? await RedisCounterStore.connect(config.REDIS_URL, app.log)
+    ? await RedisCounterStore.connect(config.REDIS_URL, app.log, config.REDIS_KEY_PREFIX)
     : new MemoryCounterStore();
   app.addHook('onClose', (_instance, done) => {
     store.close();

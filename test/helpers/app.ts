@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { type Config, loadConfig } from '../../src/config.js';
@@ -38,11 +39,19 @@ const NO_RATE_LIMITS = {
   RATE_LIMIT_FAILED_AUTH_PER_MIN: '0',
 };
 
+/**
+ * Redis keys of this test file's instances: files and runs share one Redis, and each file's fresh
+ * database numbers its users from 1 again, so a per-account counter would otherwise count another
+ * file's (or the previous run's) requests. The instances of one file share it, as a deployment's do.
+ */
+const REDIS_KEY_PREFIX = `idp-test-${randomUUID()}:`;
+
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     PUBLIC_URL: 'http://localhost:3000',
+    REDIS_KEY_PREFIX,
     ...NO_RATE_LIMITS,
     ...env,
   });

@@ -355,6 +355,24 @@ describe.skipIf(testRedisUrl === undefined)('several instances (needs TEST_REDIS
       await two.close();
     }
   });
+
+  it('keep apart the counters of deployments with another REDIS_KEY_PREFIX', async () => {
+    const env = { ...LIMITS, REDIS_URL: testRedisUrl as string };
+    const one = await createTestApp({ env });
+    const elsewhere = await createTestApp({ env: { ...env, REDIS_KEY_PREFIX: `other-${randomInt(1e9)}:` } });
+    try {
+      const ip = newIp();
+      for (let i = 0; i < 3; i++)
+        expect((await get(one, '/api/users/search?q=abc', ip)).statusCode).toBe(200);
+      expectLimited(await get(one, '/api/users/search?q=abc', ip), 3);
+      const fresh = await get(elsewhere, '/api/users/search?q=abc', ip);
+      expect(fresh.statusCode).toBe(200);
+      expect(fresh.headers['ratelimit-remaining']).toBe('2');
+    } finally {
+      await one.close();
+      await elsewhere.close();
+    }
+  });
 });
 
 describe('a Redis that is down', () => {

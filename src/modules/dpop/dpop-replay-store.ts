@@ -27,13 +27,14 @@ export class RedisDpopReplayStore implements DpopReplayStore {
   constructor(
     private readonly redis: Redis,
     private readonly log: ReplayStoreLog,
-    private readonly prefix = 'idp:dpop:',
+    /** Where used proofs are kept: REDIS_KEY_PREFIX, then `dpop:`. */
+    private readonly prefix: string,
   ) {
     redis.on('error', (error) => this.warn(error));
   }
 
   /** Connects; a Redis that is down at startup refuses DPoP requests (503) until it is back. */
-  static async connect(url: string, log: ReplayStoreLog): Promise<RedisDpopReplayStore> {
+  static async connect(url: string, log: ReplayStoreLog, keyPrefix: string): Promise<RedisDpopReplayStore> {
     // Loaded only with REDIS_URL: most instances never need the client's modules at start-up.
     const { Redis } = await import('ioredis');
     const redis = new Redis(url, {
@@ -42,7 +43,7 @@ export class RedisDpopReplayStore implements DpopReplayStore {
       enableOfflineQueue: false,
       lazyConnect: true,
     });
-    const store = new RedisDpopReplayStore(redis, log);
+    const store = new RedisDpopReplayStore(redis, log, `${keyPrefix}dpop:`);
     await redis.connect().catch((error: unknown) => store.warn(error));
     return store;
   }
