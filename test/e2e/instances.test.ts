@@ -1,4 +1,4 @@
-import { generateKeyPairSync, sign } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hiddenFields } from '../helpers/browser.js';
@@ -42,6 +42,8 @@ describe.skipIf(withoutServers)('two instances on one PostgreSQL and one Redis',
     env = childEnv({
       DATABASE_URL: database.url,
       REDIS_URL: testRedisUrl as string,
+      // Counters of their own: the database's users are numbered from 1 in every test run.
+      REDIS_KEY_PREFIX: `idp-test-${randomUUID()}:`,
       // The address of the load balancer in front of both: one issuer.
       PUBLIC_URL: `http://127.0.0.1:${portA}`,
       COOKIE_SECRET: 'a shared cookie secret of the two instances, long enough',
