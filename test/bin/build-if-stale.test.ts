@@ -30,8 +30,11 @@ afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
-/** A checkout with bin/, package.json, a source file and a tsc that writes dist/ (or fails with `tscExit`). */
-function checkout(options: { tscExit?: number; tsc?: boolean; src?: boolean } = {}): string {
+/**
+ * A checkout with bin/, package.json, a source file and a tsc that writes dist/ (or fails with
+ * `tscExit`), after `tscMs` milliseconds.
+ */
+function checkout(options: { tscExit?: number; tscMs?: number; tsc?: boolean; src?: boolean } = {}): string {
   const base = mkdtempSync(path.join(os.tmpdir(), 'idp-build-'));
   folders.push(base);
   cpSync(path.join(projectRoot, 'bin'), path.join(base, 'bin'), { recursive: true });
@@ -45,9 +48,10 @@ function checkout(options: { tscExit?: number; tsc?: boolean; src?: boolean } = 
     const tsc = path.join(base, 'node_modules/.bin/tsc');
     mkdirSync(path.dirname(tsc), { recursive: true });
     const exit = options.tscExit ?? 0;
+    const wait = options.tscMs ?? 0;
     writeFileSync(
       tsc,
-      `#!${process.execPath}\nconst fs = require('node:fs');\nif (${exit}) process.exit(${exit});\nfs.mkdirSync('dist/src', { recursive: true });\nfs.writeFileSync('dist/src/main.js', '');\n`,
+      `#!${process.execPath}\nconst fs = require('node:fs');\nAtomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${wait});\nif (${exit}) process.exit(${exit});\nfs.mkdirSync('dist/src', { recursive: true });\nfs.writeFileSync('dist/src/main.js', '');\n`,
     );
     chmodSync(tsc, 0o755);
   }
@@ -84,6 +88,22 @@ describe('compiling the sources before the server starts', () => {
       /^idp: compiling the sources to dist\/ with tsc \(took \d+\.\d s last time; /,
     );
     expect(again.stderr).toMatch(/\nidp: compiled in \d+\.\d s\n$/);
+    expect(isCurrent('main', base)).toBe(true);
+  });
+
+  it('counts the seconds on one line of a terminal, and clears that line when done', async () => {
+    const base = checkout({ tscMs: 2_500 });
+    // script(1) runs it on a pseudo-terminal (stderr.isTTY) and copies what the terminal shows.
+    const { stdout } = await run(
+      'script',
+      ['-qefc', `${process.execPath} bin/build-if-stale.js`, '/dev/null'],
+      { cwd: base },
+    );
+    expect(stdout).toMatch(/^idp: compiling the sources to dist\/ with tsc \(some seconds; /);
+    expect(stdout).toMatch(/\ridp: compiling… \d+\.\d s/);
+    // The count's line is erased (carriage return, erase in line) before the last line.
+    expect(stdout).toContain(' s\r\u001b[Kidp: compiled in ');
+    expect(stdout).toMatch(/idp: compiled in \d+\.\d s\r?\n$/);
     expect(isCurrent('main', base)).toBe(true);
   });
 
