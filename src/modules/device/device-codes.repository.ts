@@ -106,9 +106,12 @@ export interface PolledDeviceCode {
   previousPollAt: Date | null;
 }
 
+/** RFC 8628 §3.5: how much a poll sooner than the interval grows it, here and in DevicePollCache. */
+export const SLOW_DOWN_STEP_SECONDS = 5;
+
 /**
- * One poll, in one statement (the hot path of a waiting device): records it, and grows the
- * interval by 5 seconds when the device polled again sooner than the interval allowed while the
+ * A device's first poll at an instance, in one statement: records it, and grows the interval by
+ * SLOW_DOWN_STEP_SECONDS when the device polled again sooner than the interval allowed while the
  * request was pending (RFC 8628 §3.5 slow_down). The `FROM device_codes before` self-join answers
  * the values as they were before this update.
  */
@@ -130,7 +133,7 @@ export async function pollDeviceCode(
       interval_seconds = d.interval_seconds + case
         when d.status = 'pending' and d.last_polled_at is not null
           and d.last_polled_at > ${input.now}::timestamptz - make_interval(secs => d.interval_seconds)
-        then 5 else 0 end
+        then ${sql.lit(SLOW_DOWN_STEP_SECONDS)} else 0 end
     from device_codes before
     where before.id = d.id and d.device_code_hash = ${input.deviceCodeHash} and d.client_pk = ${input.clientPk}
     returning d.id, d.status, d.expires_at, d.redeemed_at, d.interval_seconds,

@@ -1,4 +1,5 @@
 import type { ChangeListener } from '../../db/change-feed.js';
+import { SLOW_DOWN_STEP_SECONDS } from './device-codes.repository.js';
 
 /** About 20 MB at most: 100,000 devices waiting at once on one instance, each polling every 5 s. */
 export const DEVICE_POLL_CACHE_MAX_ENTRIES = 100_000;
@@ -54,7 +55,7 @@ export class DevicePollCache implements ChangeListener {
     const tooSoon = now - entry.lastPollAt < entry.intervalSeconds * 1000;
     entry.lastPollAt = now;
     if (!tooSoon) return { slowDown: false };
-    entry.intervalSeconds += 5;
+    entry.intervalSeconds += SLOW_DOWN_STEP_SECONDS;
     return { slowDown: true, intervalSeconds: entry.intervalSeconds };
   }
 
