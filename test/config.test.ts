@@ -108,6 +108,7 @@ describe('loadConfig', () => {
     [{ PUBLIC_URL: 'https://x/?a=1' }, /PUBLIC_URL must be an absolute http\(s\) URL without query/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL/],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/],
+    [{ REDIS_KEY_PREFIX: 'idp prod' }, /REDIS_KEY_PREFIX must be 1 to 64 letters, digits or : . _ -/],
     [{ COOKIE_SECRET: 'short' }, /COOKIE_SECRET must be at least 32 characters/],
     [
       { COOKIE_SECRET_PREVIOUS: `${'x'.repeat(32)},short` },
