@@ -23,8 +23,8 @@ export async function insertDeviceCode(
     at: Date;
     expiresAt: Date;
   },
-): Promise<void> {
-  await db
+): Promise<number> {
+  const row = await db
     .insertInto('device_codes')
     .values({
       device_code_hash: code.deviceCodeHash,
@@ -36,7 +36,9 @@ export async function insertDeviceCode(
       created_at: code.at,
       expires_at: code.expiresAt,
     })
-    .execute();
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return Number(row.id);
 }
 
 /** The pending, unexpired request of this user code. */

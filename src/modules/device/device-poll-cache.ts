@@ -10,6 +10,7 @@ export interface PendingPoll {
   clientPk: number;
   expiresAt: number;
   intervalSeconds: number;
+  /** -Infinity until the device's first poll: that one is never too soon (as in the poll statement). */
   lastPollAt: number;
 }
 
@@ -59,7 +60,10 @@ export class DevicePollCache implements ChangeListener {
     return { slowDown: true, intervalSeconds: entry.intervalSeconds };
   }
 
-  /** Keeps a request the database just found pending, unless an announcement arrived since the read began. */
+  /**
+   * Keeps a request just made, or one the database just found pending, unless an announcement
+   * arrived since the write or read began.
+   */
   set(deviceCodeHash: string, pending: PendingPoll, readVersion: number): void {
     if (!this.listening || readVersion !== this.version) return;
     if (this.entries.size >= this.options.maxEntries) {

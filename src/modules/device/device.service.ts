@@ -53,13 +53,15 @@ export async function startDeviceAuthorization(
     );
   const scopes = requestedScopes(client, input.scope);
   const deviceCode = generateSecret('deviceCode');
+  const deviceCodeHash = hashSecret(deviceCode);
   const at = ctx.clock.now();
   const expiresAt = new Date(at.getTime() + DEVICE_CODE_TTL_SECONDS * 1000);
   for (let attempt = 0; ; attempt++) {
     const userCode = generateUserCode();
     try {
-      await insertDeviceCode(db, {
-        deviceCodeHash: hashSecret(deviceCode),
+      const readVersion = ctx.devicePollCache?.readVersion ?? 0;
+      const id = await insertDeviceCode(db, {
+        deviceCodeHash,
         userCodeHash: hashSecret(normalizeUserCode(userCode) as string),
         clientPk: client.id,
         scopes,
@@ -68,6 +70,18 @@ export async function startDeviceAuthorization(
         at,
         expiresAt,
       });
+      // Remembered at once, so that a device polling this instance never needs a statement.
+      ctx.devicePollCache?.set(
+        deviceCodeHash,
+        {
+          id,
+          clientPk: client.id,
+          expiresAt: expiresAt.getTime(),
+          intervalSeconds: DEVICE_POLL_INTERVAL_SECONDS,
+          lastPollAt: Number.NEGATIVE_INFINITY,
+        },
+        readVersion,
+      );
       const verification = `${ctx.config.PUBLIC_URL}/device`;
       return {
         device_code: deviceCode,

@@ -27,8 +27,8 @@ function slowDown(intervalSeconds: number): ApiError {
 /**
  * RFC 8628 §3.4–3.5: a device polling with its device code. Until the person decides it is told
  * `authorization_pending`, or `slow_down` (the interval grown by 5 seconds) when it came back sooner
- * than the interval: from memory once this instance has seen the request pending, by one statement
- * otherwise. Then `access_denied`, or the tokens once, as the code flow issues them (refresh token
+ * than the interval: from memory when this instance made the request or has seen it pending, by one
+ * statement otherwise. Then `access_denied`, or the tokens once, as the code flow issues them (refresh token
  * with offline_access, id_token with openid, DPoP-bound with a proof).
  */
 export const deviceCode: Grant = {
