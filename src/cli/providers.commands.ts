@@ -123,14 +123,7 @@ export const providerCommands: Command[] = [
     positionals: 1,
     check: (args) => {
       checkSettings(args);
-      // Each kind's own options: what another kind was given would be stored and never used.
-      const kind = kindOf(args);
-      const foreign = [
-        ...(kind === 'apple' ? [] : ['apple-team-id', 'apple-key-id', 'apple-private-key-file']),
-        ...(kind === 'github' ? [] : ['api-url']),
-        ...(kind === 'apple' ? ['client-secret', 'client-secret-file'] : []),
-      ].find((name) => args.values[name] !== undefined);
-      if (foreign) throw new UsageError(`--${foreign} does not apply to --kind ${kind}`);
+      kindOf(args);
     },
     run: async (ctx, args) =>
       (await providers()).addProvider(

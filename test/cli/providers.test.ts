@@ -333,6 +333,7 @@ describe(`idp providers on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
     const before = await count();
     const add = (name: string, ...rest: string[]) => idp(['providers', 'add', name, ...rest]);
     const oneLine = /^idp: [^\n]+\n$/;
+    const apple = ['--apple-team-id', 'TEAM123456', '--apple-key-id', 'KEY1234567'];
     const refusals: Array<[Promise<ProcessResult>, RegExp]> = [
       [
         add('Bad_Name', '--kind', 'github', '--client-id', 'x', '--client-secret', 's'),
@@ -396,6 +397,50 @@ describe(`idp providers on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
         /Apple team id must be 10 capital letters or digits/,
       ],
       [add('apple', '--kind', 'apple', '--client-id', 'x'), /team id is required for Apple/],
+      [
+        idp([
+          'providers',
+          'add',
+          'x1',
+          '--kind',
+          'google',
+          '--client-id',
+          'x',
+          '--client-secret',
+          's',
+          ...apple,
+        ]),
+        /Apple team id does not apply to a provider of kind google; Apple key id does not apply/,
+      ],
+      [
+        idp([
+          'providers',
+          'add',
+          'x1',
+          '--kind',
+          'oidc',
+          '--client-id',
+          'x',
+          '--api-url',
+          'https://a.example',
+        ]),
+        /API URL does not apply to a provider of kind oidc/,
+      ],
+      [
+        idp([
+          'providers',
+          'add',
+          'x1',
+          '--kind',
+          'apple',
+          '--client-id',
+          'x',
+          '--client-secret',
+          's',
+          ...apple,
+        ]),
+        /client secret does not apply to a provider of kind apple/,
+      ],
     ];
     for (const [running, message] of refusals) {
       const stderr = failed(await running, message);
@@ -405,8 +450,16 @@ describe(`idp providers on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
       await idp(['providers', 'update', 'google', '--issuer', 'ftp://accounts.google.com']),
       /issuer must be an https URL/,
     );
+    // A change is held to the provider's kind too: what it would never use is not stored.
+    failed(
+      await idp(['providers', 'update', 'google', '--api-url', 'https://api.example']),
+      /API URL does not apply to a provider of kind google/,
+    );
+    failed(await idp(['providers', 'update', 'google', ...apple]), /Apple team id does not apply/);
     expect(await count()).toBe(before);
     expect((await stored('google')).issuer).toBe('https://accounts.google.com');
+    expect((await stored('google')).apiUrl).toBeNull();
+    expect((await stored('google')).appleTeamId).toBeNull();
   });
 
   it('refuses a usage mistake before anything runs, with the usage line', { timeout: TIMEOUT }, async () => {
@@ -439,51 +492,6 @@ describe(`idp providers on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
       /give either --trust-amr or --no-trust-amr/,
     );
     failed(await idp(['providers', 'update', 'google']), /nothing to change/);
-    const apple = ['--apple-team-id', 'TEAM123456', '--apple-key-id', 'KEY1234567'];
-    failed(
-      await idp([
-        'providers',
-        'add',
-        'x1',
-        '--kind',
-        'google',
-        '--client-id',
-        'x',
-        '--client-secret',
-        's',
-        ...apple,
-      ]),
-      /--apple-team-id does not apply to --kind google/,
-    );
-    failed(
-      await idp([
-        'providers',
-        'add',
-        'x1',
-        '--kind',
-        'oidc',
-        '--client-id',
-        'x',
-        '--api-url',
-        'https://a.example',
-      ]),
-      /--api-url does not apply to --kind oidc/,
-    );
-    failed(
-      await idp([
-        'providers',
-        'add',
-        'x1',
-        '--kind',
-        'apple',
-        '--client-id',
-        'x',
-        '--client-secret',
-        's',
-        ...apple,
-      ]),
-      /--client-secret does not apply to --kind apple/,
-    );
     failed(
       await idp([
         'providers',

@@ -97,9 +97,33 @@ export type AddProviderInput = z.input<typeof addSchema>;
 export type UpdateProviderInput = z.input<typeof updateSchema>;
 export type ProviderSettings = z.output<typeof updateSchema>;
 
+/** Settings only some kinds read: given to another kind they would be stored and never used. */
+const KIND_ONLY_SETTINGS: ReadonlyArray<{
+  field: keyof ProviderSettings;
+  label: string;
+  applies: (kind: UpstreamKind) => boolean;
+}> = [
+  { field: 'appleTeamId', label: 'Apple team id', applies: (kind) => kind === 'apple' },
+  { field: 'appleKeyId', label: 'Apple key id', applies: (kind) => kind === 'apple' },
+  { field: 'applePrivateKey', label: 'Apple private key', applies: (kind) => kind === 'apple' },
+  { field: 'apiUrl', label: 'API URL', applies: (kind) => kind === 'github' },
+  // Apple's client secret is a JWT the service signs with the key at each sign-in.
+  { field: 'clientSecret', label: 'client secret', applies: (kind) => kind !== 'apple' },
+];
+
+/** Refuses, by field, what a provider of this kind does not use, when adding it and when changing it. */
+export function refuseForeignSettings(kind: UpstreamKind, settings: Partial<ProviderSettings>): void {
+  const problems: Record<string, string> = {};
+  for (const { field, label, applies } of KIND_ONLY_SETTINGS)
+    if (settings[field] !== undefined && !applies(kind))
+      problems[field] = `${label} does not apply to a provider of kind ${kind}`;
+  if (Object.keys(problems).length > 0) throw new ClientInputError(problems);
+}
+
 /** The settings of a new provider, with its kind's defaults; every field a kind needs present. */
 export async function parseNewProvider(input: unknown): Promise<z.output<typeof addSchema>> {
   const data = parseClientInput(addSchema, input);
+  refuseForeignSettings(data.kind, data);
   const defaults = KIND_DEFAULTS[data.kind];
   const settings = {
     ...data,

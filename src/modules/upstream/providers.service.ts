@@ -13,10 +13,12 @@ import {
   KIND_DEFAULTS,
   parseNewProvider,
   parseProviderChange,
+  refuseForeignSettings,
   type UpdateProviderInput,
 } from './provider-settings.js';
 import {
   deleteProvider,
+  findProviderByName,
   insertProvider,
   listProviders,
   type UpstreamProvider,
@@ -167,6 +169,9 @@ export async function changeProvider(
   };
   const at = ctx.clock.now();
   const provider = await inTransaction(db, async (trx) => {
+    const current = await findProviderByName(trx, data.name);
+    if (!current) throw new NotFound(`no provider named ${data.name}`);
+    refuseForeignSettings(current.kind, data);
     const changed = await updateProvider(trx, data.name, changes, at);
     if (!changed) throw new NotFound(`no provider named ${data.name}`);
     await recordAudit(trx, {
