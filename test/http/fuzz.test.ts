@@ -1032,15 +1032,14 @@ describe('every route under generated hostile input', () => {
       expect(registrationReached).toBeGreaterThan(0);
     }
 
-    // Healthy after: the public routes answer, a fresh code still becomes a working token.
+    // Healthy after: the public routes answer, a fresh code still becomes a working token. For a
+    // new client: the run may legitimately have disabled the others or rotated their secrets in the
+    // console or the portal.
     const status = await t.app.inject({ method: 'GET', url: '/api/v1/platform/status' });
     expect(status.statusCode).toBe(200);
     const user = await makeUser(t);
-    const exchanged = await exchangeCode(
-      t.app,
-      credentials.client,
-      await mintCode(t, credentials.client, user),
-    );
+    const after = await makeClient(t);
+    const exchanged = await exchangeCode(t.app, after, await mintCode(t, after, user));
     expect(exchanged.statusCode).toBe(200);
     const userinfo = await t.app.inject({
       method: 'GET',
