@@ -277,6 +277,10 @@ describe.skipIf(skipBrowserTests)(
       const confirmation = await mainText(page);
       expect(confirmation).toContain('Lantern TV is the site at https://lantern.example.');
       expect(confirmation).toContain(`Go on only if your device shows ${started.user_code}`);
+      // The code in the warning does not break at its dash on a narrow screen.
+      const inlineCode = page.locator('.warning .user-code-inline');
+      expect(await inlineCode.textContent()).toBe(started.user_code);
+      expect(await inlineCode.evaluate((el) => getComputedStyle(el).whiteSpace)).toBe('nowrap');
       expect(confirmation).toContain(`The device says it is: ${DEVICE_AGENT}`);
       expect(confirmation).toContain(`Signed in as @${people.en.username}.`);
       // What the device sent is text on the page, never markup.

@@ -10,8 +10,11 @@ export interface DeviceTexts {
   /** The device's own words (its User-Agent), shown so that a person can tell what asks. */
   deviceSays: string;
   unknownDevice: string;
-  /** RFC 8628 §5.4: the code must be the one on the person's own screen. */
-  checkCode: (code: string) => string;
+  /**
+   * RFC 8628 §5.4: the code must be the one on the person's own screen. The text before and after
+   * the code, which the page keeps on one line.
+   */
+  checkCode: readonly [before: string, after: string];
   allowedBefore: string;
   allowedTitle: string;
   allowedText: (app: string) => string;

@@ -16,8 +16,10 @@ export const enDevice: DeviceTexts = {
   confirmHeading: (app) => `${app} wants to sign in on a device`,
   deviceSays: 'The device says it is:',
   unknownDevice: 'The device did not say what it is.',
-  checkCode: (code) =>
-    `Go on only if your device shows ${code} and you started the sign-in on it yourself. Someone may have sent you this code to reach your account.`,
+  checkCode: [
+    'Go on only if your device shows ',
+    ' and you started the sign-in on it yourself. Someone may have sent you this code to reach your account.',
+  ],
   allowedBefore: 'You allowed this app before.',
   allowedTitle: 'Done',
   allowedText: (app) => `${app} is signed in on your device. You can go back to it now.`,
