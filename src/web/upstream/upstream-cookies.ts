@@ -67,3 +67,18 @@ export function clearPendingIdentityCookie(request: FastifyRequest, reply: Fasti
   const { maxAge: _maxAge, ...attributes } = cookieOptions(ctx.config);
   reply.clearCookie(cookieName(PENDING_COOKIE, request), attributes);
 }
+
+const APPLE_USER_PURPOSE = 'upstream apple user';
+
+/**
+ * Apple's `user` field (the person's name and e-mail, posted once) sealed for the GET that carries
+ * it on: the browser's history and the access logs see ciphertext, not the person.
+ */
+export function sealAppleUser(ctx: Context, user: string): string {
+  return seal(user, ctx.config.COOKIE_SECRET, APPLE_USER_PURPOSE);
+}
+
+/** The `user` field our form-post route sealed; null for anything else (a plain value in a URL). */
+export function openAppleUser(ctx: Context, sealed: string): string | null {
+  return open(sealed, [ctx.config.COOKIE_SECRET, ...ctx.config.COOKIE_SECRET_PREVIOUS], APPLE_USER_PURPOSE);
+}

@@ -20,7 +20,9 @@ import { loadSession, recordReauthentication } from '../session.js';
 import { completeSignIn } from '../sign-in-completion.js';
 import {
   clearTripCookie,
+  openAppleUser,
   presentedTrip,
+  sealAppleUser,
   setPendingIdentityCookie,
   setTripCookie,
 } from './upstream-cookies.js';
@@ -199,6 +201,10 @@ export const upstreamRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       clearTripCookie(request, reply, deps.ctx);
       const session = await loadSession(request, deps);
       const callback = new URL(request.url, deps.ctx.config.PUBLIC_URL);
+      const sealedUser = callback.searchParams.get('user');
+      const appleUser = sealedUser === null ? null : openAppleUser(deps.ctx, sealedUser);
+      if (appleUser === null) callback.searchParams.delete('user');
+      else callback.searchParams.set('user', appleUser);
       const outcome = await finishUpstream(deps.db, deps.ctx, {
         provider: request.params.name,
         callback,
@@ -234,7 +240,8 @@ export const upstreamRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
       // GET from the provider's navigation, which does.
       const params = new URLSearchParams();
       for (const [key, value] of Object.entries(request.body))
-        if (typeof value === 'string') params.set(key, value);
+        if (typeof value === 'string')
+          params.set(key, key === 'user' ? sealAppleUser(deps.ctx, value) : value);
       return reply.redirect(`/signin/providers/${request.params.name}/callback?${params}`, 303);
     },
   );

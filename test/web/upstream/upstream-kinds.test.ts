@@ -3,7 +3,7 @@ import { changeProvider } from '../../../src/modules/upstream/providers.service.
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { Browser, hiddenFields } from '../../helpers/browser.js';
 import { depsOf } from '../../helpers/factories.js';
-import type { AppleStandIn } from '../../helpers/upstream/apple-standin.js';
+import { type AppleStandIn, formPostFields } from '../../helpers/upstream/apple-standin.js';
 import type { GithubStandIn } from '../../helpers/upstream/github-standin.js';
 import { appleProvider, githubProvider, throughProvider } from '../../helpers/upstream-flow.js';
 
@@ -47,6 +47,18 @@ beforeAll(async () => {
       email: 'jane@privaterelay.appleid.com',
       firstName: 'Jane',
       lastName: 'Appleseed',
+    },
+    ann: {
+      sub: '001234.abcdef.2001',
+      email: 'ann@privaterelay.appleid.com',
+      firstName: 'Ann',
+      lastName: 'Orchard',
+    },
+    bob: {
+      sub: '001234.abcdef.2002',
+      email: 'bob@privaterelay.appleid.com',
+      firstName: 'Bob',
+      lastName: 'Orchard',
     },
   });
 });
@@ -134,6 +146,43 @@ describe('GitHub', () => {
 });
 
 describe('Sign in with Apple', () => {
+  /** Apple's form post and its redirect as the browser makes them, the redirect's URL changed by `change`. */
+  async function formPostWalk(account: string, change?: (location: URL, user: string) => void) {
+    apple.nextAccount = account;
+    const browser = new Browser(t.app);
+    const action = '/signin/providers/apple';
+    const started = await browser.post(action, hiddenFields((await browser.get('/signin')).body, action));
+    const atProvider = await fetch(started.headers.location as string, { redirect: 'manual' });
+    const { action: callback, fields } = formPostFields(await atProvider.text());
+    expect(fields.user).toContain('Orchard');
+    const posted = await t.app.inject({
+      method: 'POST',
+      url: new URL(callback).pathname,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(fields).toString(),
+    });
+    expect(posted.statusCode).toBe(303);
+    const location = new URL(posted.headers.location as string, t.config.PUBLIC_URL);
+    change?.(location, fields.user as string);
+    const back = await browser.get(`${location.pathname}${location.search}`);
+    expect(back.headers.location).toBe('/signin/providers/continue');
+    return { location, continued: (await browser.get('/signin/providers/continue')).body };
+  }
+
+  it("carries the person's name and address on sealed: the URL the browser keeps in its history holds neither", async () => {
+    const { location, continued } = await formPostWalk('ann');
+    expect(location.search).not.toMatch(/Ann|Orchard|privaterelay/);
+    expect(location.searchParams.get('user')).toMatch(/^v1\./);
+    expect(continued).toContain('Ann Orchard');
+  });
+
+  it('takes no name from a user field stated in plain in the callback URL', async () => {
+    const { continued } = await formPostWalk('bob', (location, user) =>
+      location.searchParams.set('user', user),
+    );
+    expect(continued).not.toContain('Bob Orchard');
+  });
+
   it('asks for form_post, signs its client secret with the operator key, and names the account from the first answer', async () => {
     apple.nextAccount = 'jane';
     const browser = new Browser(t.app);
