@@ -14,6 +14,7 @@ import { DEVICE_POLL_CACHE_MAX_ENTRIES, DevicePollCache } from './modules/device
 import { ClientCache } from './modules/oauth/client-cache.js';
 import { ensureSigningKeys } from './modules/oidc/keys.service.js';
 import { AccessTokenCache, CACHE_MAX_AGE_MS, TOKEN_CACHE_MAX_ENTRIES } from './modules/oidc/token-cache.js';
+import { recordSealingKey } from './modules/sealing/sealing-key.service.js';
 
 /** The process: read config, open the database, migrate, listen, and shut down gracefully. */
 async function main(): Promise<void> {
@@ -106,6 +107,8 @@ async function main(): Promise<void> {
   // A signing key for each id_token algorithm, made now rather than on the first sign-in (an RSA
   // key takes tens of milliseconds to generate).
   await ensureSigningKeys(database.db, { config, clock: systemClock });
+  // What a command sealing a secret in another process (the CLI on PostgreSQL) checks its key against.
+  await recordSealingKey(database.db, { config, clock: systemClock });
 
   // Tokens and clients kept in memory, forgotten at once when the database announces a change.
   const tokenCache = new AccessTokenCache({

@@ -66,6 +66,7 @@ const OWNERSHIP: Ownership = {
     upstream_round_trips: 'src/modules/upstream/trips.repository.ts',
     upstream_pending: 'src/modules/upstream/trips.repository.ts',
     device_codes: 'src/modules/device/device-codes.repository.ts',
+    sealing_key_check: 'src/modules/sealing/sealing-key.repository.ts',
   },
   anyTable: {
     'src/modules/housekeeping/purge.repository.ts': 'one generic purge of expired rows, by table name',

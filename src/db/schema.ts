@@ -25,6 +25,7 @@ import type { ClientParColumns, PushedAuthorizationRequestsTable } from './schem
 import type { PasskeysTable, WebauthnChallengesTable } from './schema-passkeys.js';
 import type { IncidentsTable, PlatformStateTable } from './schema-platform.js';
 import type { MetricRollupsTable } from './schema-rollups.js';
+import type { SealingKeyCheckTable } from './schema-sealing.js';
 import type {
   UpstreamLinksTable,
   UpstreamPendingTable,
@@ -281,4 +282,5 @@ export interface Database {
   upstream_round_trips: UpstreamRoundTripsTable;
   upstream_pending: UpstreamPendingTable;
   device_codes: DeviceCodesTable;
+  sealing_key_check: SealingKeyCheckTable;
 }

@@ -7,6 +7,7 @@ import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { open, seal } from '../../lib/sealed-secret.js';
 import { isUniqueViolation } from '../../lib/validation.js';
 import { recordAudit } from '../audit/audit.repository.js';
+import { assertServiceSealingKey } from '../sealing/sealing-key.service.js';
 import { countLinksByProvider } from './links.repository.js';
 import {
   type AddProviderInput,
@@ -111,6 +112,8 @@ export async function addProvider(
   actor: string,
 ): Promise<ProviderView> {
   const data = await parseNewProvider(input);
+  if (data.clientSecret !== undefined || data.applePrivateKey !== undefined)
+    await assertServiceSealingKey(db, ctx);
   const fields: UpstreamProviderFields = {
     name: data.name,
     kind: data.kind,
@@ -154,6 +157,8 @@ export async function changeProvider(
   actor: string,
 ): Promise<ProviderView> {
   const data = await parseProviderChange(input);
+  if (data.clientSecret !== undefined || data.applePrivateKey !== undefined)
+    await assertServiceSealingKey(db, ctx);
   const changes: Partial<UpstreamProviderFields> = {
     displayName: data.displayName,
     issuer: data.issuer,
