@@ -42,6 +42,7 @@ import * as m0040 from './0040_upstream_sign_in.js';
 import * as m0041 from './0041_device_grant.js';
 import * as m0042 from './0042_device_code_events.js';
 import * as m0044 from './0044_sealing_key_check.js';
+import * as m0045 from './0045_device_code_failures_index.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -92,4 +93,5 @@ export const migrations: Record<string, Migration> = {
   '0041_device_grant': m0041,
   '0042_device_code_events': m0042,
   '0044_sealing_key_check': m0044,
+  '0045_device_code_failures_index': m0045,
 };
