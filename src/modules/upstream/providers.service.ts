@@ -6,7 +6,8 @@ import { inTransaction } from '../../db/transaction.js';
 import { InvalidRequest, NotFound } from '../../lib/errors.js';
 import { open, seal } from '../../lib/sealed-secret.js';
 import { isUniqueViolation } from '../../lib/validation.js';
-import { recordAudit } from '../audit/audit.repository.js';
+import { type AuditAction, type AuditEvent, recordAudit } from '../audit/audit.repository.js';
+import { type OperatorActor, operatorAuditEvent } from '../operators/operator-audit.js';
 import { assertServiceSealingKey } from '../sealing/sealing-key.service.js';
 import { countLinksByProvider } from './links.repository.js';
 import {
@@ -91,6 +92,20 @@ export function applePrivateKeyOf(ctx: Context, provider: UpstreamProvider): str
   return opened(ctx, provider.applePrivateKeySealed, APPLE_KEY_PURPOSE);
 }
 
+/** Who changes providers: the CLI (`operator`), or an operator in the console with their address. */
+export type ProviderActor = string | OperatorActor;
+
+function providerEvent(
+  actor: ProviderActor,
+  at: Date,
+  action: AuditAction,
+  subject: string,
+  details: Record<string, unknown>,
+): AuditEvent {
+  if (typeof actor !== 'string') return operatorAuditEvent(actor, at, { action, subject, details });
+  return { at, actor, action, subject, details };
+}
+
 /** The settings as audit details: which fields changed, never a secret's value. */
 function auditFields(fields: Partial<UpstreamProviderFields>): Record<string, unknown> {
   const { clientSecretSealed, applePrivateKeySealed, ...plain } = fields;
@@ -109,7 +124,7 @@ export async function addProvider(
   db: Kysely<Database>,
   ctx: Context,
   input: AddProviderInput,
-  actor: string,
+  actor: ProviderActor,
 ): Promise<ProviderView> {
   const data = await parseNewProvider(input);
   if (data.clientSecret !== undefined || data.applePrivateKey !== undefined)
@@ -133,13 +148,10 @@ export async function addProvider(
   try {
     const provider = await inTransaction(db, async (trx) => {
       const added = await insertProvider(trx, fields, at);
-      await recordAudit(trx, {
-        at,
-        actor,
-        action: 'provider_added',
-        subject: `provider:${added.name}`,
-        details: auditFields(fields),
-      });
+      await recordAudit(
+        trx,
+        providerEvent(actor, at, 'provider_added', `provider:${added.name}`, auditFields(fields)),
+      );
       return added;
     });
     return present(ctx, provider, 0);
@@ -154,7 +166,7 @@ export async function changeProvider(
   db: Kysely<Database>,
   ctx: Context,
   input: UpdateProviderInput,
-  actor: string,
+  actor: ProviderActor,
 ): Promise<ProviderView> {
   const data = await parseProviderChange(input);
   if (data.clientSecret !== undefined || data.applePrivateKey !== undefined)
@@ -179,13 +191,10 @@ export async function changeProvider(
     refuseForeignSettings(current.kind, data);
     const changed = await updateProvider(trx, data.name, changes, at);
     if (!changed) throw new NotFound(`no provider named ${data.name}`);
-    await recordAudit(trx, {
-      at,
-      actor,
-      action: 'provider_updated',
-      subject: `provider:${changed.name}`,
-      details: auditFields(changes),
-    });
+    await recordAudit(
+      trx,
+      providerEvent(actor, at, 'provider_updated', `provider:${changed.name}`, auditFields(changes)),
+    );
     return changed;
   });
   return present(ctx, provider, (await countLinksByProvider(db)).get(provider.id) ?? 0);
@@ -199,7 +208,7 @@ export async function removeProvider(
   db: Kysely<Database>,
   ctx: Context,
   name: string,
-  actor: string,
+  actor: ProviderActor,
 ): Promise<{ name: string; links_removed: number }> {
   const at = ctx.clock.now();
   return inTransaction(db, async (trx) => {
@@ -207,13 +216,13 @@ export async function removeProvider(
     const removed = await deleteProvider(trx, name);
     if (!removed) throw new NotFound(`no provider named ${name}`);
     const linksRemoved = links.get(removed.id) ?? 0;
-    await recordAudit(trx, {
-      at,
-      actor,
-      action: 'provider_removed',
-      subject: `provider:${name}`,
-      details: { kind: removed.kind, links_removed: linksRemoved },
-    });
+    await recordAudit(
+      trx,
+      providerEvent(actor, at, 'provider_removed', `provider:${name}`, {
+        kind: removed.kind,
+        links_removed: linksRemoved,
+      }),
+    );
     return { name, links_removed: linksRemoved };
   });
 }

@@ -4,11 +4,10 @@ import { z } from 'zod';
 import type { Deps } from '../../context.js';
 import { InvalidRequest } from '../../lib/errors.js';
 import { ClientInputError } from '../../modules/clients/client-input.js';
-import { operatorActorId } from '../../modules/operators/operator-audit.js';
 import { addProvider, changeProvider, removeProvider } from '../../modules/upstream/providers.service.js';
 import { formBody, text } from '../page-forms.js';
 import { PageError } from '../pages.js';
-import { requiredOperator } from './console-guard.js';
+import { operatorActor } from './console-guard.js';
 import { addInput, changeInput, changesSomething, providerForm, valuesFromForm } from './providers-forms.js';
 import {
   findShownProvider,
@@ -42,7 +41,6 @@ const backToProvider = (request: FastifyRequest) => providerPath((request.params
 export const consoleProvidersRoutes: FastifyPluginAsync<Deps> = async (app, deps) => {
   const { db, ctx } = deps;
   const routes = app.withTypeProvider<ZodTypeProvider>();
-  const actor = (request: FastifyRequest) => operatorActorId(requiredOperator(request).userId);
   const existing = async (name: string) => {
     const provider = await findShownProvider(deps, name);
     if (!provider) throw new PageError(404, 'not_found');
@@ -82,7 +80,7 @@ export const consoleProvidersRoutes: FastifyPluginAsync<Deps> = async (app, deps
     },
     async (request, reply) => {
       try {
-        const added = await addProvider(db, ctx, addInput(request.body), actor(request));
+        const added = await addProvider(db, ctx, addInput(request.body), operatorActor(request));
         return reply.redirect(`${providerPath(added.name)}?done=added`, 303);
       } catch (error) {
         // A taken name is the service's InvalidRequest, not a field's problem: shown by the name.
@@ -136,7 +134,7 @@ export const consoleProvidersRoutes: FastifyPluginAsync<Deps> = async (app, deps
       if (!changesSomething(input))
         return reply.redirect(`${providerPath(provider.name)}?done=unchanged`, 303);
       try {
-        await changeProvider(db, ctx, input, actor(request));
+        await changeProvider(db, ctx, input, operatorActor(request));
         return reply.redirect(`${providerPath(provider.name)}?done=updated`, 303);
       } catch (error) {
         if (!(error instanceof ClientInputError)) throw error;
@@ -167,7 +165,7 @@ export const consoleProvidersRoutes: FastifyPluginAsync<Deps> = async (app, deps
       },
       async (request, reply) => {
         const provider = await existing(request.params.name);
-        await changeProvider(db, ctx, { name: provider.name, enabled }, actor(request));
+        await changeProvider(db, ctx, { name: provider.name, enabled }, operatorActor(request));
         return reply.redirect(`${providerPath(provider.name)}?done=${action}d`, 303);
       },
     );
@@ -193,7 +191,7 @@ export const consoleProvidersRoutes: FastifyPluginAsync<Deps> = async (app, deps
         const errors = { confirm: "the name typed does not match the provider's name" };
         return renderProvider(reply, deps, { provider, errors, status: 400 });
       }
-      const removed = await removeProvider(db, ctx, provider.name, actor(request));
+      const removed = await removeProvider(db, ctx, provider.name, operatorActor(request));
       return reply.redirect(`${PROVIDERS_PATH}?removed=${removed.links_removed}`, 303);
     },
   );

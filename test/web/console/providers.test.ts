@@ -50,7 +50,7 @@ const stored = async (name: string) => {
 const auditOf = (name: string) =>
   t.database.db
     .selectFrom('audit_events')
-    .select(['actor', 'action', 'details'])
+    .select(['actor', 'action', 'details', 'ip'])
     .where('subject', '=', `provider:${name}`)
     .orderBy('id')
     .execute();
@@ -142,8 +142,14 @@ describe(`the console's sign-in providers on ${usingPostgres ? 'PostgreSQL' : 'P
     });
     expect(clientSecretOf(depsOf(t).ctx, provider)).toBe('gh-console-secret');
     const events = await auditOf('github');
-    expect(events).toMatchObject([
-      { actor: `operator:${ownerId}`, action: 'provider_added', details: { client_secret: 'changed' } },
+    // Who did it as every console action records it: the operator's account, username, role, address.
+    expect(events).toEqual([
+      {
+        actor: `operator:${ownerId}`,
+        action: 'provider_added',
+        ip: '127.0.0.1',
+        details: expect.objectContaining({ operator: 'pia_owner', role: 'owner', client_secret: 'changed' }),
+      },
     ]);
     expect(JSON.stringify(events)).not.toContain('gh-console-secret');
   });
@@ -253,8 +259,14 @@ describe(`the console's sign-in providers on ${usingPostgres ? 'PostgreSQL' : 'P
     expect((await stored('github')).enabled).toBe(true);
     expect(await auditOf('github')).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ action: 'provider_updated', details: { enabled: false } }),
-        expect.objectContaining({ action: 'provider_updated', details: { enabled: true } }),
+        expect.objectContaining({
+          action: 'provider_updated',
+          details: { operator: 'pia_owner', role: 'owner', enabled: false },
+        }),
+        expect.objectContaining({
+          action: 'provider_updated',
+          details: { operator: 'pia_owner', role: 'owner', enabled: true },
+        }),
       ]),
     );
   });
@@ -283,7 +295,8 @@ describe(`the console's sign-in providers on ${usingPostgres ? 'PostgreSQL' : 'P
     expect((await auditOf('github')).at(-1)).toMatchObject({
       actor: `operator:${ownerId}`,
       action: 'provider_removed',
-      details: { links_removed: 2 },
+      ip: '127.0.0.1',
+      details: { operator: 'pia_owner', links_removed: 2 },
     });
     expect((await owner.get('/admin/providers/github')).statusCode).toBe(404);
   });
