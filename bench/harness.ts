@@ -127,6 +127,8 @@ export interface LoadOptions {
   connections?: number;
   /** Sends this many requests and stops, instead of running for the given seconds. */
   amount?: number;
+  /** At most this many requests a second over all connections (default: as fast as answered). */
+  overallRate?: number;
   /** Gives each request its headers and body (for values used once: codes, refresh tokens, keys). */
   next?: () => { headers?: Record<string, string>; body?: string };
   /**
@@ -144,6 +146,7 @@ export async function load(url: string, options: LoadOptions, seconds: number): 
     connections: options.connections ?? 32,
     duration: seconds,
     ...(options.amount !== undefined ? { amount: options.amount } : {}),
+    ...(options.overallRate !== undefined ? { overallRate: options.overallRate } : {}),
     ...(options.expect
       ? {
           verifyBody: (body: string | Buffer | undefined) =>
