@@ -275,8 +275,16 @@ describe(`the console's sign-in providers on ${usingPostgres ? 'PostgreSQL' : 'P
     await link('github');
     const page = await owner.get('/admin/providers/github');
     expect(text(page.body)).toContain('2 accounts lose their link to it');
-    expect(text((await owner.get('/admin/providers/github?lang=ru')).body)).toContain(
-      '2 аккаунта потеряют связь с ним',
+    // The issuer field says what a new issuer does to those links.
+    expect(page.body).toContain('aria-describedby="issuer-hint"');
+    expect(text(page.body)).toContain(
+      '2 accounts are linked by this issuer: a new one leaves those links behind',
+    );
+    const russian = text((await owner.get('/admin/providers/github?lang=ru')).body);
+    expect(russian).toContain('2 аккаунта потеряют связь с ним');
+    expect(russian).toContain('2 аккаунта связаны по этому издателю');
+    expect(text((await owner.get('/admin/providers/google?lang=en')).body)).toContain(
+      '1 account is linked by this issuer',
     );
     await owner.get('/admin/providers/github?lang=en');
 

@@ -79,6 +79,9 @@ export const providersEn = {
   disable: 'Disable the provider',
   enable: 'Enable the provider',
   removeTitle: 'Remove the provider',
+  /** The issuer field's hint on a provider with links (docs/operating.md: changing an issuer). */
+  issuerLinks: (links: number) =>
+    `${links} ${links === 1 ? 'account is' : 'accounts are'} linked by this issuer: a new one leaves those links behind, and each person starts again at their next sign-in. Change it only when the old issuer is gone for good.`,
   removeIntro: (links: number) =>
     links === 0
       ? 'No account is linked to it.'

@@ -90,6 +90,9 @@ export const providersRu: typeof providersEn = {
   disable: 'Отключить провайдера',
   enable: 'Включить провайдера',
   removeTitle: 'Удалить провайдера',
+  /** The issuer field's hint on a provider with links (docs/operating.md: changing an issuer). */
+  issuerLinks: (links: number) =>
+    `${plural('ru', { one: '{n} аккаунт связан', few: '{n} аккаунта связаны', many: '{n} аккаунтов связаны', other: '{n} аккаунта связаны' }, links)} по этому издателю: с новым эти связи останутся в прошлом, и каждый при следующем входе начнёт заново. Меняйте его, только если старого издателя больше нет.`,
   removeIntro: (links: number) =>
     links === 0
       ? 'С ним не связан ни один аккаунт.'
