@@ -100,9 +100,7 @@ export function devicePolls(
   const prefix = `grant_type=${encodeURIComponent(DEVICE_CODE_GRANT_TYPE)}&client_id=${clientId}&device_code=`;
   return {
     method: 'POST',
-    ...(paced
-      ? { overallRate: Math.floor(deviceCodes.length / (DEVICE_POLL_INTERVAL_SECONDS * 1.25)) }
-      : {}),
+    ...(paced ? { overallRate: Math.floor(deviceCodes.length / (DEVICE_POLL_INTERVAL_SECONDS * 1.25)) } : {}),
     expect: { status: 400, body: (body) => body.includes('"error":"authorization_pending"') },
     next: () => ({
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
