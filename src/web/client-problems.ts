@@ -36,8 +36,12 @@ const MESSAGES_RU: Array<[RegExp, string]> = [
     'Адрес сайта — абсолютный адрес https (http — только на 127.0.0.1, [::1] и localhost).',
   ],
   [
-    /(^at least one redirect URI is required|needs at least one redirect URI)/,
-    'Нужен хотя бы один адрес возврата.',
+    /^at least one redirect URI is required, unless/,
+    'Нужен хотя бы один адрес возврата, если приложению не разрешён вход на устройствах (RFC 8628).',
+  ],
+  [
+    /^a client without redirect URIs keeps the device grant/,
+    'Без адресов возврата приложение входит только на устройствах: чтобы отключить этот вход, сначала добавьте адрес возврата.',
   ],
   [/at most 20 redirect URIs$/, 'Не больше 20 адресов возврата.'],
   [/at most 20 post-logout redirect URIs$/, 'Не больше 20 адресов возврата после выхода.'],

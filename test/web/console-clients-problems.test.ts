@@ -6,7 +6,11 @@ import {
   redirectUriProblem,
 } from '../../src/lib/redirect-uri.js';
 import { secretOverlapProblem } from '../../src/modules/clients/client-secret.service.js';
-import { createClientSchema, updateClientSchema } from '../../src/modules/clients/clients.schemas.js';
+import {
+  createClientSchema,
+  redirectUriCountProblem,
+  updateClientSchema,
+} from '../../src/modules/clients/clients.schemas.js';
 import { shownProblem } from '../../src/web/client-problems.js';
 
 /*
@@ -50,7 +54,9 @@ const messages = [
   logoUriProblem('nope'),
   secretOverlapProblem(-1),
   'redirect URI "https://a.example/cb" is not registered for this client',
-  'a client needs at least one redirect URI: add the new one before removing the last',
+  redirectUriCountProblem(0, false),
+  redirectUriCountProblem(21, true),
+  'a client without redirect URIs keeps the device grant: add a redirect URI to take the grant away',
 ];
 
 describe("the clients service's problems on a Russian page", () => {

@@ -37,8 +37,21 @@ export const idTokenAlgSchema = z.enum(SIGNING_ALGORITHMS, {
     `id_token_signed_response_alg must be ${SIGNING_ALGORITHMS_TEXT} (spelled exactly), got "${String(issue.input)}"`,
 });
 
-/** A client may register from 1 to 20 redirect URIs (also a check constraint on clients.redirect_uris). */
+/** A client may register at most 20 redirect URIs (also a check constraint, migrations/0046). */
 export const MAX_REDIRECT_URIS = 20;
+
+/**
+ * Why a client may not have `count` redirect URIs, or null: at most 20, and at least one unless
+ * the client may use the device grant, whose devices never receive a redirect (RFC 8628 §3; RFC
+ * 7591 §2 asks redirect_uris of redirect-based flows only). Every door (the CLI, the console, the
+ * portal, RFC 7591/7592 registration) goes through it; migrations/0046 holds the same rule.
+ */
+export function redirectUriCountProblem(count: number, deviceGrant: boolean): string | null {
+  if (count > MAX_REDIRECT_URIS) return `a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`;
+  if (count === 0 && !deviceGrant)
+    return 'at least one redirect URI is required, unless the client may use the device grant (RFC 8628)';
+  return null;
+}
 
 /** At most 20 post-logout redirect URIs (also a check constraint, migrations/0025), none required. */
 export const MAX_POST_LOGOUT_REDIRECT_URIS = 20;
@@ -52,10 +65,7 @@ export const createClientSchema = z
   .object({
     name: clientNameSchema,
     siteUrl: siteUrlSchema,
-    redirectUris: z
-      .array(z.string().trim())
-      .min(1, 'at least one redirect URI is required')
-      .max(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
+    redirectUris: z.array(z.string().trim()),
     postLogoutRedirectUris: postLogoutRedirectUrisSchema,
     wallet: z.boolean().default(false),
     officialMobile: z.boolean().default(false),
@@ -77,7 +87,10 @@ export const createClientSchema = z
         ? null
         : backchannelLogoutUriProblem(client.backchannelLogoutUri);
     if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['backchannelLogoutUri'] });
-    for (const uri of client.redirectUris) {
+    const count = redirectUriCountProblem(client.redirectUris.length, client.deviceGrant);
+    if (count) ctx.addIssue({ code: 'custom', message: count, path: ['redirectUris'] });
+    // Each of too many is not worth checking.
+    for (const uri of count ? [] : client.redirectUris) {
       const problem = redirectUriProblem(uri, client.siteUrl);
       if (problem) ctx.addIssue({ code: 'custom', message: problem, path: ['redirectUris'] });
     }

@@ -25,7 +25,7 @@ import {
   type CreateClientInput,
   createClientSchema,
   MAX_POST_LOGOUT_REDIRECT_URIS,
-  MAX_REDIRECT_URIS,
+  redirectUriCountProblem,
   type UpdateClientInput,
   updateClientSchema,
 } from './clients.schemas.js';
@@ -162,8 +162,9 @@ function editList(
 
 /**
  * Changes a client (`idp clients update`, the console): only the given fields. Disabling ends
- * its access (`endAccess`), so its tokens stay stopped if it is enabled again. 1 to 20 redirect
- * URIs; a new site URL must suit every redirect URI the client keeps.
+ * its access (`endAccess`), so its tokens stay stopped if it is enabled again. At most 20 redirect
+ * URIs, at least one unless it keeps or gets the device grant; a new site URL must suit every
+ * redirect URI the client keeps.
  * @throws NotFound for an unknown client_id; ClientInputError (an InvalidRequest) for bad input.
  */
 export async function updateClient(
@@ -206,13 +207,8 @@ export async function updateClient(
         'redirect URI',
         (uri) => redirectUriProblem(uri, siteUrl),
       );
-      if (uris.length === 0)
-        throw fieldProblem(
-          'redirectUris',
-          'a client needs at least one redirect URI: add the new one before removing the last',
-        );
-      if (uris.length > MAX_REDIRECT_URIS)
-        throw fieldProblem('redirectUris', `a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`);
+      const count = redirectUriCountProblem(uris.length, changes.deviceGrant ?? row.deviceGrant);
+      if (count) throw fieldProblem('redirectUris', count);
       // A kept custom-scheme URI may not suit a new https site URL (docs/api.md, native applications).
       for (const uri of uris) {
         const problem = changes.siteUrl ? redirectUriProblem(uri, siteUrl) : null;
@@ -220,6 +216,13 @@ export async function updateClient(
       }
       if (data.addRedirectUris.length > 0 || data.removeRedirectUris.length > 0) changes.redirectUris = uris;
     }
+    // Without the grant the client needs a redirect URI (the branch above checked changed URIs).
+    const kept = changes.redirectUris ?? row.redirectUris;
+    if (changes.deviceGrant === false && redirectUriCountProblem(kept.length, false))
+      throw fieldProblem(
+        'deviceGrant',
+        'a client without redirect URIs keeps the device grant: add a redirect URI to take the grant away',
+      );
     if (data.addPostLogoutRedirectUris.length > 0 || data.removePostLogoutRedirectUris.length > 0) {
       const uris = editList(
         row.postLogoutRedirectUris,
