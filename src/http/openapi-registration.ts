@@ -21,7 +21,7 @@ const flag = (description: string): JsonSchema => ({ type: 'boolean', descriptio
 /** RFC 7591 §2 metadata the client sends, as this server takes it. */
 const METADATA: Record<string, JsonSchema> = {
   redirect_uris: strings(
-    '1 to 20 redirect URIs: https, or http on a loopback host; exact match at authorize',
+    'At most 20 redirect URIs: https, or http on a loopback host; exact match at authorize. At least one, unless `grant_types` holds `urn:ietf:params:oauth:grant-type:device_code` and not `authorization_code` (a device never receives a redirect)',
   ),
   client_uri: string("Required here: the client's site (https), shown on the sign-in and consent pages"),
   client_name: string('Shown on the sign-in and consent pages (default: the host of client_uri)'),
@@ -40,9 +40,9 @@ const METADATA: Record<string, JsonSchema> = {
       '`none`: a public client (PKCE, no secret). A confidential client may send its secret either way, whichever it registered; the answer names client_secret_basic',
   },
   grant_types: strings(
-    'Of `authorization_code`, `refresh_token` and `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628: the client may use the device authorization grant); others are refused',
+    'Of `authorization_code`, `refresh_token` and `urn:ietf:params:oauth:grant-type:device_code` (RFC 8628: the client may use the device authorization grant); others are refused. The answer leaves out `authorization_code` for a client without redirect URIs',
   ),
-  response_types: strings('`code` only'),
+  response_types: strings('`code` only; empty in the answer for a client without redirect URIs'),
   scope: string(
     'Checked (known scopes, never `wallet`) but not stored: every client may ask for every scope but `wallet`',
   ),
@@ -140,7 +140,7 @@ export const REGISTRATION_DOCUMENTATION: Record<string, JsonSchema> = {
       'an initial access token: `Authorization: Bearer rit_…`, made in the developer portal or with `idp registration-tokens create`',
     description:
       'Registers a client as the developer portal does, with the same checks. Errors: 400 `invalid_redirect_uri` or `invalid_client_metadata` (RFC 7591 section 3.2.2), 401 without a working initial access token, 403 `access_denied` while CLIENT_REGISTRATION is `closed`. A refused registration spends no use of the token.',
-    requestBody: body(['redirect_uris', 'client_uri'], METADATA, SENT),
+    requestBody: body(['client_uri'], METADATA, SENT),
     responses: {
       '201': answer(
         'RFC 7591 section 3.2.1: the client, its secret this once and its registration access token',
@@ -159,7 +159,7 @@ export const REGISTRATION_DOCUMENTATION: Record<string, JsonSchema> = {
     description:
       'RFC 7592 section 2.2: the metadata sent replaces the registered one (what is left out is removed or back to its default), with `client_id` in the body. token_endpoint_auth_method cannot change between `none` and a secret. The registration access token stays the same.',
     requestBody: body(
-      ['client_id', 'redirect_uris', 'client_uri'],
+      ['client_id', 'client_uri'],
       { client_id: string("This client's id"), ...METADATA },
       { client_id: EXAMPLE.client_id, ...SENT },
     ),

@@ -98,6 +98,19 @@ describe('registration metadata', () => {
     );
   });
 
+  it('takes no redirect_uris for the device grant without authorization_code (RFC 7591 §2)', () => {
+    const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code';
+    const device = { client_uri: 'https://site.example', grant_types: [DEVICE] };
+    expect(registrationInput(device)).toMatchObject({ redirectUris: [], deviceGrant: true });
+    expect(
+      registrationInput({ ...device, redirect_uris: [], grant_types: ['refresh_token', DEVICE] })
+        .redirectUris,
+    ).toEqual([]);
+    const both = refusal({ ...device, grant_types: ['authorization_code', DEVICE] });
+    expect(both.error).toBe('invalid_redirect_uri');
+    expect(both.description).toContain(`unless grant_types holds ${DEVICE} and not authorization_code`);
+  });
+
   it.each([
     ['not an object', []],
     ['null', null],
@@ -211,6 +224,18 @@ describe('registered metadata', () => {
       'refresh_token',
       'urn:ietf:params:oauth:grant-type:device_code',
     ]);
+  });
+
+  it('leaves out the code flow of a device client without redirect URIs', () => {
+    const device = registeredMetadata(
+      { ...VIEW, device_grant: true, redirect_uris: [] },
+      'https://id.example',
+    );
+    expect(device).toMatchObject({
+      redirect_uris: [],
+      grant_types: ['refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+      response_types: [],
+    });
   });
 });
 

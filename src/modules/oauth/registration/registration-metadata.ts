@@ -111,12 +111,7 @@ export function registrationInput(body: unknown): RegistrationInput {
   if (body === null || typeof body !== 'object' || Array.isArray(body))
     throw invalid('Send the client metadata as a JSON object (RFC 7591 section 3.1).');
   const metadata = body as Body;
-  const redirectUris = texts(metadata, 'redirect_uris', MAX_REDIRECT_URIS);
-  if (redirectUris === undefined || redirectUris.length === 0)
-    throw new RegistrationError(
-      'invalid_redirect_uri',
-      'redirect_uris is required: at least one redirect URI (RFC 7591 section 2).',
-    );
+  const redirectUris = texts(metadata, 'redirect_uris', MAX_REDIRECT_URIS) ?? [];
   const siteUrl = text(
     metadata,
     'client_uri',
@@ -130,6 +125,13 @@ export function registrationInput(body: unknown): RegistrationInput {
   const refusedGrant = grantTypes.find((grant) => !GRANT_TYPES.includes(grant));
   if (refusedGrant !== undefined)
     throw invalid(`grant_types may hold only ${GRANT_TYPES.join(', ')}; got '${shown(refusedGrant)}'.`);
+  // RFC 7591 §2: redirect_uris is for redirect-based flows; a device (RFC 8628) never receives one.
+  if (redirectUris.length === 0 && grantTypes.includes('authorization_code'))
+    throw new RegistrationError(
+      'invalid_redirect_uri',
+      'redirect_uris is required: at least one redirect URI, unless grant_types holds ' +
+        `${DEVICE_CODE_GRANT_TYPE} and not authorization_code (RFC 7591 section 2).`,
+    );
   const responseTypes = texts(metadata, 'response_types', 10) ?? ['code'];
   const refusedResponse = responseTypes.find((type) => type !== 'code');
   if (refusedResponse !== undefined)

@@ -65,6 +65,15 @@ export interface RegisteredMetadata {
 export const registrationPath = (clientId: string) =>
   `/api/v1/oauth/register/${encodeURIComponent(clientId)}`;
 
+/**
+ * The grants a client may use: without a redirect URI (a device's client) not the code flow, so
+ * that the metadata read back registers again as it is (RFC 7592 §2.2).
+ */
+function grantTypesOf(view: ClientView): string[] {
+  const grants: string[] = view.redirect_uris.length === 0 ? ['refresh_token'] : [...REGISTERED_GRANT_TYPES];
+  return view.device_grant ? [...grants, DEVICE_CODE_GRANT_TYPE] : grants;
+}
+
 /** A client's metadata as the registration endpoints answer it. */
 export function registeredMetadata(view: ClientView, publicUrl: string): RegisteredMetadata {
   const confidential = view.token_endpoint_auth_method !== 'none';
@@ -81,10 +90,9 @@ export function registeredMetadata(view: ClientView, publicUrl: string): Registe
     ...(view.backchannel_logout_uri === null ? {} : { backchannel_logout_uri: view.backchannel_logout_uri }),
     id_token_signed_response_alg: view.id_token_signed_response_alg,
     token_endpoint_auth_method: view.token_endpoint_auth_method,
-    grant_types: view.device_grant
-      ? [...REGISTERED_GRANT_TYPES, DEVICE_CODE_GRANT_TYPE]
-      : [...REGISTERED_GRANT_TYPES],
-    response_types: ['code'],
+    grant_types: grantTypesOf(view),
+    // RFC 7591 §2.1: `code` goes with authorization_code.
+    response_types: view.redirect_uris.length === 0 ? [] : ['code'],
     dpop_bound_access_tokens: view.dpop_bound_access_tokens,
     require_pushed_authorization_requests: view.require_pushed_authorization_requests,
   };
