@@ -39,7 +39,7 @@ export const clientCommands: Command[] = [
       },
     }),
     usage:
-      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] [--post-logout-redirect-uri URL …]' +
+      'idp clients create --name N --site-url URL --redirect-uri URL [--redirect-uri URL …] (optional with --device-grant) [--post-logout-redirect-uri URL …]' +
       ' [--wallet] [--official-mobile] [--public] [--require-par] [--require-dpop] [--device-grant] [--id-token-alg RS256|ES256|EdDSA]' +
       ' [--backchannel-logout-uri URL] [--logo-uri URL]',
     summary: 'Register a client; prints its client_secret this once',

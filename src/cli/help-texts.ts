@@ -106,7 +106,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       name: "the site's name, shown on the consent page",
       'site-url': "the site's address (https), shown on the consent page",
       'redirect-uri':
-        'a callback address, compared exactly (https, or http on 127.0.0.1, [::1] or localhost); repeat for up to 20',
+        'a callback address, compared exactly (https, or http on 127.0.0.1, [::1] or localhost); repeat for up to 20; optional with --device-grant (a device never receives a redirect)',
       'post-logout-redirect-uri':
         'where RP-initiated logout may send the browser back to (exact match); repeatable',
       wallet: 'allow the client to ask for the wallet scope and charge coins',
@@ -117,7 +117,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'require-dpop':
         'require a DPoP proof on every token request, so all its tokens are key-bound (RFC 9449)',
       'device-grant':
-        'may use the device authorization grant (RFC 8628): consoles, TVs, command-line tools sign in with a code typed on a phone',
+        'may use the device authorization grant (RFC 8628): consoles, TVs, command-line tools sign in with a code typed on a phone; such a client needs no --redirect-uri',
       'id-token-alg': 'RS256 (default), ES256 or EdDSA: the algorithm its id_tokens are signed with',
       'backchannel-logout-uri':
         "where logout tokens are posted when a user's session ends (https, or http on loopback)",
@@ -148,11 +148,13 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       'require-dpop': 'true or false: a DPoP proof on every token request',
       'device-grant':
         'may use the device authorization grant (RFC 8628): consoles, TVs, command-line tools sign in with a code typed on a phone',
-      'no-device-grant': 'may no longer use the device authorization grant (RFC 8628)',
+      'no-device-grant':
+        'may no longer use the device authorization grant (RFC 8628); refused while the client has no redirect URI',
       disabled:
         'true stops every token of the client at once; false enables it again (its old tokens stay ended)',
       'add-redirect-uri': 'register another callback address; repeatable (removals run first)',
-      'remove-redirect-uri': 'unregister a callback address; repeatable',
+      'remove-redirect-uri':
+        'unregister a callback address; repeatable (the last one only from a client with the device grant)',
       'add-post-logout-redirect-uri': 'register another post-logout return address; repeatable',
       'remove-post-logout-redirect-uri': 'unregister a post-logout return address; repeatable',
       'id-token-alg': 'RS256, ES256 or EdDSA: from the next id_token on',

@@ -455,4 +455,42 @@ describe('idp clients --device-grant', () => {
     );
     expect(await stored()).toBe(true);
   });
+
+  it('clients create --device-grant needs no --redirect-uri; --no-device-grant waits for one', {
+    timeout: TIMEOUT,
+  }, async () => {
+    const create = ['clients', 'create', '--name', 'X', '--site-url', 'https://tv.example'];
+    const created = succeeded(await idp([...create, '--device-grant', '--public', '--json']));
+    expect(created).toMatchObject({ redirect_uris: [], device_grant: true });
+    const id = String(created.client_id);
+    const text = await idp([...create, '--device-grant']);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/device_grant: true/);
+    failed(
+      await idp([...create, '--json']),
+      /at least one redirect URI is required, unless the client may use the device grant/,
+    );
+
+    failed(
+      await idp(['clients', 'update', id, '--no-device-grant', '--json']),
+      /keeps the device grant: add a redirect URI to take the grant away/,
+    );
+    const changed = succeeded(
+      await idp([
+        'clients',
+        'update',
+        id,
+        '--no-device-grant',
+        '--add-redirect-uri',
+        'https://tv.example/cb',
+        '--json',
+      ]),
+    );
+    expect(changed).toMatchObject({ redirect_uris: ['https://tv.example/cb'], device_grant: false });
+    succeeded(await idp(['clients', 'update', id, '--device-grant', '--json']));
+    const emptied = succeeded(
+      await idp(['clients', 'update', id, '--remove-redirect-uri', 'https://tv.example/cb', '--json']),
+    );
+    expect(emptied.redirect_uris).toEqual([]);
+  });
 });
