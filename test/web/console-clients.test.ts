@@ -96,6 +96,25 @@ describe(`the console's applications on ${usingPostgres ? 'PostgreSQL' : 'PGlite
     ).toBe(400);
   });
 
+  it('registers a device-only application without redirect URIs, and its page says it has none', async () => {
+    const device = { ...validForm, name: 'Lantern TV', redirect_uris: '', is_public: '1' };
+    const refused = await owner.post('/admin/clients', device);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toMatch(
+      /id="redirectUris-error">Not accepted: <span lang="en">at least one redirect URI is required, unless the client may use the device grant/,
+    );
+    const res = await owner.post('/admin/clients', { ...device, device_grant: '1' });
+    expect(res.statusCode, res.body).toBe(201);
+    const clientId = clientIdOf(res.body);
+    expect(await findClientByClientId(t.database.db, clientId)).toMatchObject({
+      redirectUris: [],
+      deviceGrant: true,
+    });
+    const page = await owner.get(`/admin/clients/${clientId}`);
+    expect(page.statusCode).toBe(200);
+    expect(text(page.body)).toContain('Redirect URIs none Post-logout redirect URIs none');
+  });
+
   it('refuses a registration field by field, keeps what was typed, and registers nothing', async () => {
     const before = (await t.database.db.selectFrom('clients').select('id').execute()).length;
     const res = await owner.post('/admin/clients', {

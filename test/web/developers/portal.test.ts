@@ -145,6 +145,51 @@ describe(`the developer portal on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, (
     expect(textOf(res.body)).toContain('A public client has no secret');
   });
 
+  it('creates a device-only application without a redirect URI, which keeps its device sign-in', async () => {
+    const { browser } = await signedIn(t);
+    const device = { ...validApp, name: 'Lantern TV', redirect_uris: '', kind: 'public' };
+    const refused = await browser.submit('/developers/apps/new', '/developers/apps', device);
+    expect(refused.statusCode).toBe(400);
+    expect(refused.body).toMatch(
+      /id="redirectUris-error"[^>]*>[^<]*<span lang="en">at least one redirect URI is required, unless the client may use the device grant \(RFC 8628\)/,
+    );
+    const ru = await browser.submit('/developers/apps/new?lang=ru', '/developers/apps', device);
+    expect(textOf(ru.body)).toContain(
+      'Нужен хотя бы один адрес возврата, если приложению не разрешён вход на устройствах (RFC 8628).',
+    );
+
+    const { clientId } = await createApp(browser, { ...device, device_grant: '1' });
+    expect(await findClientByClientId(t.database.db, clientId)).toMatchObject({
+      redirectUris: [],
+      deviceGrant: true,
+    });
+    const page = `/developers/apps/${clientId}`;
+    const shown = await browser.get(page);
+    expect(shown.statusCode).toBe(200);
+    expect(shown.body).toMatch(/id="deviceGrant"[^>]*checked/);
+    // Device sign-in unticked while no redirect URI is left: refused beside its box (the browser
+    // reads Russian since ?lang=ru).
+    const unticked = await browser.submit(page, page, { ...device });
+    expect(unticked.statusCode).toBe(400);
+    expect(unticked.body).toMatch(
+      /id="deviceGrant-error"[^>]*>[^<]*<span lang="ru">Без адресов возврата приложение входит только на устройствах: чтобы отключить этот вход, сначала добавьте адрес возврата\./,
+    );
+    const en = await browser.submit(`${page}?lang=en`, page, { ...device });
+    expect(en.body).toMatch(
+      /id="deviceGrant-error"[^>]*>[^<]*<span lang="en">a client without redirect URIs keeps the device grant: add a redirect URI to take the grant away/,
+    );
+    expect((await findClientByClientId(t.database.db, clientId))?.deviceGrant).toBe(true);
+    const withUri = await browser.submit(page, page, {
+      ...device,
+      redirect_uris: 'https://books.example/cb',
+    });
+    expect(withUri.headers.location).toBe(`${page}?done=updated`);
+    expect(await findClientByClientId(t.database.db, clientId)).toMatchObject({
+      redirectUris: ['https://books.example/cb'],
+      deviceGrant: false,
+    });
+  });
+
   it('refuses a form with problems, each beside its field, in English and in Russian', async () => {
     const { browser } = await signedIn(t);
     const bad = {

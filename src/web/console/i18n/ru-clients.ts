@@ -27,7 +27,8 @@ export const clientsRu: typeof clientsEn = {
     siteUrlHint: 'https или http на 127.0.0.1, [::1] или localhost',
     logoUri: 'Адрес логотипа',
     redirectUris: 'Адреса возврата (redirect URI)',
-    redirectUrisHint: 'По одному в строке; от одного до 20',
+    redirectUrisHint:
+      'По одному в строке; от одного до 20; ни одного — у приложения, которое входит только на устройствах («Вход на устройствах» ниже)',
     postLogoutRedirectUris: 'Адреса возврата после выхода',
     backchannelLogoutUri: 'Адрес уведомления о выходе (back-channel)',
     idTokenAlg: 'Алгоритм подписи id_token',

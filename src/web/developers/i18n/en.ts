@@ -37,7 +37,8 @@ export const developersEn = {
     siteUrlHint: 'https, or http on 127.0.0.1, [::1] or localhost',
     logoUri: 'Logo URL',
     redirectUris: 'Redirect URIs',
-    redirectUrisHint: 'One per line, exactly as your site sends them; at least one, at most 20',
+    redirectUrisHint:
+      'One per line, exactly as your site sends them; at least one, at most 20; none for an app that signs in on devices only (Device sign-in, below)',
     postLogoutRedirectUris: 'Post-logout redirect URIs',
     backchannelLogoutUri: 'Back-channel logout URI',
     idTokenAlg: 'id_token signing algorithm',

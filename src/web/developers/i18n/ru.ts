@@ -38,7 +38,8 @@ export const developersRu: DevelopersTexts = {
     siteUrlHint: 'https, или http на 127.0.0.1, [::1] и localhost',
     logoUri: 'Адрес логотипа',
     redirectUris: 'Адреса возврата',
-    redirectUrisHint: 'По одному в строке, в точности как их отправляет сайт; от 1 до 20',
+    redirectUrisHint:
+      'По одному в строке, в точности как их отправляет сайт; от 1 до 20; ни одного — у приложения, которое входит только на устройствах («Вход на устройствах» ниже)',
     postLogoutRedirectUris: 'Адреса возврата после выхода',
     backchannelLogoutUri: 'Адрес уведомления о выходе (back-channel)',
     idTokenAlg: 'Алгоритм подписи id_token',
