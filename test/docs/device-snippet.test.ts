@@ -30,9 +30,10 @@ beforeAll(async () => {
     provider.t.database.db,
     { config: provider.t.config, clock: systemClock },
     {
+      // As the guide registers it: no redirect URI, which a device never receives.
       name: 'Lantern TV',
       siteUrl: 'https://lantern.example',
-      redirectUris: ['https://lantern.example/callback'],
+      redirectUris: [],
       isPublic: true,
       deviceGrant: true,
     },
