@@ -41,9 +41,9 @@ import * as m0039 from './0039_client_secrets_only.js';
 import * as m0040 from './0040_upstream_sign_in.js';
 import * as m0041 from './0041_device_grant.js';
 import * as m0042 from './0042_device_code_events.js';
-import * as m0044 from './0044_sealing_key_check.js';
-import * as m0045 from './0045_device_code_failures_index.js';
-import * as m0046 from './0046_device_clients_without_redirect_uris.js';
+import * as m0043 from './0043_sealing_key_check.js';
+import * as m0044 from './0044_device_code_failures_index.js';
+import * as m0045 from './0045_device_clients_without_redirect_uris.js';
 
 /**
  * Every migration, in order. Listed here rather than read from the folder so that the same list
@@ -93,7 +93,7 @@ export const migrations: Record<string, Migration> = {
   '0040_upstream_sign_in': m0040,
   '0041_device_grant': m0041,
   '0042_device_code_events': m0042,
-  '0044_sealing_key_check': m0044,
-  '0045_device_code_failures_index': m0045,
-  '0046_device_clients_without_redirect_uris': m0046,
+  '0043_sealing_key_check': m0043,
+  '0044_device_code_failures_index': m0044,
+  '0045_device_clients_without_redirect_uris': m0045,
 };

@@ -4,7 +4,7 @@ import { migrations } from '../../migrations/index.js';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../helpers/database.js';
 
 /*
- * migrations/0046: clients.redirect_uris may be empty for a client with the device grant. Its
+ * migrations/0045: clients.redirect_uris may be empty for a client with the device grant. Its
  * down puts back 0001's 1-to-20 check, which a client without a redirect URI stops.
  */
 let database: TestDatabase;
@@ -14,7 +14,7 @@ const db = () => database.db as unknown as Kysely<unknown>;
 beforeAll(async () => {
   database = await createTestDatabase({ migrate: false });
   migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => migrations } });
-  expect((await migrator.migrateTo('0045_device_code_failures_index')).error).toBeUndefined();
+  expect((await migrator.migrateTo('0044_device_code_failures_index')).error).toBeUndefined();
 });
 afterAll(() => database.drop());
 
@@ -31,12 +31,12 @@ const insert = (clientId: string, uris: string[], deviceGrant: boolean) =>
   sql`insert into clients (client_id, name, site_url, redirect_uris, device_grant)
     values (${clientId}, 'TV', 'https://tv.example', ${uris}, ${deviceGrant})`.execute(db());
 
-describe(`migrations/0046_device_clients_without_redirect_uris on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
+describe(`migrations/0045_device_clients_without_redirect_uris on ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
   it('lets a device client have no redirect URI; down puts back one to twenty', async () => {
     expect((await checks()).map((check) => check.name)).toEqual(['clients_redirect_uris_check']);
     await expect(insert('pk_before', [], true)).rejects.toMatchObject({ code: '23514' });
 
-    expect((await migrator.migrateTo('0046_device_clients_without_redirect_uris')).error).toBeUndefined();
+    expect((await migrator.migrateTo('0045_device_clients_without_redirect_uris')).error).toBeUndefined();
     expect((await checks()).map((check) => check.name)).toEqual(['clients_redirect_uris_count']);
     await insert('pk_tv', [], true);
     await expect(insert('pk_site', [], false)).rejects.toMatchObject({ code: '23514' });
@@ -45,13 +45,13 @@ describe(`migrations/0046_device_clients_without_redirect_uris on ${usingPostgre
     await insert('pk_twenty', many.slice(1), false);
 
     // A client without a redirect URI stops the way back, until it has one.
-    const down = await migrator.migrateTo('0045_device_code_failures_index');
+    const down = await migrator.migrateTo('0044_device_code_failures_index');
     expect(down.error).toBeDefined();
     expect((await checks()).map((check) => check.name)).toEqual(['clients_redirect_uris_count']);
     await sql`update clients set redirect_uris = ${['https://tv.example/cb']} where client_id = 'pk_tv'`.execute(
       db(),
     );
-    expect((await migrator.migrateTo('0045_device_code_failures_index')).error).toBeUndefined();
+    expect((await migrator.migrateTo('0044_device_code_failures_index')).error).toBeUndefined();
     expect(await checks()).toEqual([
       {
         name: 'clients_redirect_uris_check',

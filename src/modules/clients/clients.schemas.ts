@@ -37,14 +37,14 @@ export const idTokenAlgSchema = z.enum(SIGNING_ALGORITHMS, {
     `id_token_signed_response_alg must be ${SIGNING_ALGORITHMS_TEXT} (spelled exactly), got "${String(issue.input)}"`,
 });
 
-/** A client may register at most 20 redirect URIs (also a check constraint, migrations/0046). */
+/** A client may register at most 20 redirect URIs (also a check constraint, migrations/0045). */
 export const MAX_REDIRECT_URIS = 20;
 
 /**
  * Why a client may not have `count` redirect URIs, or null: at most 20, and at least one unless
  * the client may use the device grant, whose devices never receive a redirect (RFC 8628 §3; RFC
  * 7591 §2 asks redirect_uris of redirect-based flows only). Every door (the CLI, the console, the
- * portal, RFC 7591/7592 registration) goes through it; migrations/0046 holds the same rule.
+ * portal, RFC 7591/7592 registration) goes through it; migrations/0045 holds the same rule.
  */
 export function redirectUriCountProblem(count: number, deviceGrant: boolean): string | null {
   if (count > MAX_REDIRECT_URIS) return `a client may have at most ${MAX_REDIRECT_URIS} redirect URIs`;

@@ -126,7 +126,7 @@ describe(`a device client without redirect URIs, on ${usingPostgres ? 'PostgreSQ
     );
   });
 
-  it('the table refuses a client without the grant and without a redirect URI (migrations/0046)', async () => {
+  it('the table refuses a client without the grant and without a redirect URI (migrations/0045)', async () => {
     const site = await tv({ redirectUris: ['https://tv.example/cb'], deviceGrant: false });
     await expect(
       database.db
