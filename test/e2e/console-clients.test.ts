@@ -155,7 +155,7 @@ describe.skipIf(skipBrowserTests)("the console's applications, in Chromium", () 
     );
     expect(await page.locator('#redirectUris').getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('#redirectUris-error').textContent()).toBe(
-      'Не принято: Нужен хотя бы один адрес возврата.',
+      'Не принято: Нужен хотя бы один адрес возврата, если приложению не разрешён вход на устройствах (RFC 8628).',
     );
     await checkPage('edit refused ru');
     await page.goto(`${base}/admin/clients/new?lang=ru`);
