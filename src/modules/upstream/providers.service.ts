@@ -77,6 +77,20 @@ function sealed(ctx: Context, plain: string | undefined, purpose: string): strin
   return plain === undefined ? undefined : seal(plain, ctx.config.COOKIE_SECRET, purpose);
 }
 
+/** The secrets given, sealed, once this process is known to hold the service's key. */
+async function sealedSecrets(
+  db: Kysely<Database>,
+  ctx: Context,
+  given: { clientSecret?: string | undefined; applePrivateKey?: string | undefined },
+): Promise<{ clientSecretSealed?: string; applePrivateKeySealed?: string }> {
+  if (given.clientSecret === undefined && given.applePrivateKey === undefined) return {};
+  await assertServiceSealingKey(db, ctx);
+  return {
+    clientSecretSealed: sealed(ctx, given.clientSecret, SECRET_PURPOSE),
+    applePrivateKeySealed: sealed(ctx, given.applePrivateKey, APPLE_KEY_PURPOSE),
+  };
+}
+
 function opened(ctx: Context, value: string | null, purpose: string): string | null {
   if (value === null) return null;
   return open(value, [ctx.config.COOKIE_SECRET, ...ctx.config.COOKIE_SECRET_PREVIOUS], purpose);
@@ -127,8 +141,7 @@ export async function addProvider(
   actor: ProviderActor,
 ): Promise<ProviderView> {
   const data = await parseNewProvider(input);
-  if (data.clientSecret !== undefined || data.applePrivateKey !== undefined)
-    await assertServiceSealingKey(db, ctx);
+  const secrets = await sealedSecrets(db, ctx, data);
   const fields: UpstreamProviderFields = {
     name: data.name,
     kind: data.kind,
@@ -136,10 +149,10 @@ export async function addProvider(
     issuer: data.issuer ?? '',
     apiUrl: data.apiUrl ?? null,
     clientId: data.clientId ?? '',
-    clientSecretSealed: sealed(ctx, data.clientSecret, SECRET_PURPOSE) ?? null,
+    clientSecretSealed: secrets.clientSecretSealed ?? null,
     appleTeamId: data.appleTeamId ?? null,
     appleKeyId: data.appleKeyId ?? null,
-    applePrivateKeySealed: sealed(ctx, data.applePrivateKey, APPLE_KEY_PURPOSE) ?? null,
+    applePrivateKeySealed: secrets.applePrivateKeySealed ?? null,
     scopes: data.scopes ?? KIND_DEFAULTS[data.kind].scopes,
     enabled: data.enabled ?? true,
     trustAmr: data.trustAmr ?? false,
@@ -169,17 +182,16 @@ export async function changeProvider(
   actor: ProviderActor,
 ): Promise<ProviderView> {
   const data = await parseProviderChange(input);
-  if (data.clientSecret !== undefined || data.applePrivateKey !== undefined)
-    await assertServiceSealingKey(db, ctx);
+  const secrets = await sealedSecrets(db, ctx, data);
   const changes: Partial<UpstreamProviderFields> = {
     displayName: data.displayName,
     issuer: data.issuer,
     apiUrl: data.apiUrl,
     clientId: data.clientId,
-    clientSecretSealed: sealed(ctx, data.clientSecret, SECRET_PURPOSE),
+    clientSecretSealed: secrets.clientSecretSealed,
     appleTeamId: data.appleTeamId,
     appleKeyId: data.appleKeyId,
-    applePrivateKeySealed: sealed(ctx, data.applePrivateKey, APPLE_KEY_PURPOSE),
+    applePrivateKeySealed: secrets.applePrivateKeySealed,
     scopes: data.scopes,
     enabled: data.enabled,
     trustAmr: data.trustAmr,
