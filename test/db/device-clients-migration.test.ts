@@ -1,7 +1,6 @@
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely, type Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
-import { createTestDatabase, type TestDatabase, usingPostgres } from '../helpers/database.js';
+import { createTestDatabaseAt, type TestDatabase, usingPostgres } from '../helpers/database.js';
 
 /*
  * migrations/0045: clients.redirect_uris may be empty for a client with the device grant. Its
@@ -12,9 +11,7 @@ let migrator: Migrator;
 const db = () => database.db as unknown as Kysely<unknown>;
 
 beforeAll(async () => {
-  database = await createTestDatabase({ migrate: false });
-  migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => migrations } });
-  expect((await migrator.migrateTo('0044_device_code_failures_index')).error).toBeUndefined();
+  ({ database, migrator } = await createTestDatabaseAt('0044_device_code_failures_index'));
 });
 afterAll(() => database.drop());
 

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { sql } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { migrations } from '../../migrations/index.js';
 import { type DatabaseHandle, openPglite, openPostgres } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { migratedDump } from './pglite-template.js';
@@ -111,6 +112,20 @@ export async function createTestDatabase(options: { migrate?: boolean } = {}): P
   // On the template this finds nothing to do; it still checks that the template is current.
   if (options.migrate !== false) await migrateToLatest(handle.db);
   return handle;
+}
+
+/**
+ * A database of the test file's own migrated up to `name` (included), and the migrator to go on or
+ * back from there: for the test of a migration that must keep or convert what older ones wrote.
+ */
+export async function createTestDatabaseAt(
+  name: string,
+): Promise<{ database: TestDatabase; migrator: Migrator }> {
+  const database = await createTestDatabase({ migrate: false });
+  const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => migrations } });
+  const { error } = await migrator.migrateTo(name);
+  if (error) throw error;
+  return { database, migrator };
 }
 
 /** Drops everything the migrations made (they make all of it in the public schema). */

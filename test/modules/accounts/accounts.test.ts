@@ -6,7 +6,7 @@ import { findCredentials, findUserByUsername } from '../../../src/modules/accoun
 import { usernameSchema } from '../../../src/modules/accounts/accounts.schemas.js';
 import { createUser } from '../../../src/modules/accounts/accounts.service.js';
 import { testConfig } from '../../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database.js';
+import { createTestDatabase, createTestDatabaseAt, type TestDatabase } from '../../helpers/database.js';
 
 let database: TestDatabase;
 const clock = fixedClock('2026-05-01T00:00:00Z');
@@ -85,12 +85,9 @@ describe('createUser', () => {
   });
 
   it('backfills the skeletons of existing users, keeping every name when two already look alike', async () => {
-    const { Migrator, sql } = await import('kysely');
-    const { migrations } = await import('../../../migrations/index.js');
-    const empty = await createTestDatabase({ migrate: false });
+    const { sql } = await import('kysely');
+    const { database: empty, migrator } = await createTestDatabaseAt('0010_authorization_request_max_age');
     try {
-      const migrator = new Migrator({ db: empty.db, provider: { getMigrations: async () => migrations } });
-      expect((await migrator.migrateTo('0010_authorization_request_max_age')).error).toBeUndefined();
       await sql`insert into users (username, password_hash) values ('carol', 'x'), ('caroI', 'x'), ('dave', 'x')`.execute(
         empty.db,
       );

@@ -38,9 +38,10 @@ afterAll(async () => {
   await database?.drop();
 });
 
-async function started(): Promise<{ deviceCode: string; id: number }> {
+/** A device's request, made on instance `made` (a unless said). */
+async function started(made: TestApp = a): Promise<{ deviceCode: string; id: number }> {
   const res = await postForm(
-    a.app,
+    made.app,
     '/api/v1/oauth/device_authorization',
     { scope: 'openid' },
     {
@@ -101,24 +102,12 @@ describe("a waiting device's polls answered from memory", () => {
   });
 
   it('remembers a request it made: its polls, the first one included, need no statement', async () => {
-    const res = await postForm(
-      b.app,
-      '/api/v1/oauth/device_authorization',
-      { scope: 'openid' },
-      { authorization: basic(device) },
-    );
-    expect(res.statusCode, res.body).toBe(200);
-    const deviceCode = (res.json() as { device_code: string }).device_code;
-    const row = await database.db
-      .selectFrom('device_codes')
-      .select('id')
-      .where('device_code_hash', '=', hashSecret(deviceCode))
-      .executeTakeFirstOrThrow();
+    const { deviceCode, id } = await started(b);
     // At once, as the statement answers a first poll: pending, not slow_down.
     expect(await pollOnB(deviceCode)).toBe('authorization_pending');
     later(1000);
     expect(await pollOnB(deviceCode)).toBe('slow_down');
-    expect(await lastPolledAt(Number(row.id))).toBeNull();
+    expect(await lastPolledAt(id)).toBeNull();
   });
 
   it('hears a decision taken elsewhere: the next poll on the other instance gets it', async () => {
