@@ -119,7 +119,17 @@ describe.skipIf(skipBrowserTests)(
     }, 120_000);
 
     afterAll(async () => {
-      for (const step of cleanup.reverse()) await step().catch((error: unknown) => console.error(error));
+      // Each step bounded: once a CI run's teardown waited out the hook's minute on one of them,
+      // after every test had passed. What is left is killed below, and Chromium with the worker.
+      for (const step of cleanup.reverse()) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), 15_000);
+        });
+        const ended = await Promise.race([step().catch((error: unknown) => console.error(error)), late]);
+        clearTimeout(timer);
+        if (ended === 'late') console.error(`a cleanup step took over 15 s: ${step}`);
+      }
       await stopAllChildren();
     }, 60_000);
 
